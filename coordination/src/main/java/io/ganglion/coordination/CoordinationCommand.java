@@ -1,0 +1,37 @@
+package io.ganglion.coordination;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/** The metadata commands of the coordination core: what the controller and declarations propose to the metadata log. */
+public sealed interface CoordinationCommand {
+
+    /** Declare an object. Rejected if it exists. */
+    record CreateObject(ObjectSpec spec) implements CoordinationCommand {}
+
+    /** Remove an object and its history. */
+    record DeleteObject(ObjectId id) implements CoordinationCommand {}
+
+    /** Live set changes: each node's status, incarnation, draining flag and the time of its last heartbeat. */
+    record CommitLiveSet(List<NodeState> changes) implements CoordinationCommand {
+        public CommitLiveSet {
+            changes = List.copyOf(changes);
+        }
+    }
+
+    /** One record for an object's accepted history; rejected unless it fits (see {@link AcceptedHistory#append}). */
+    record AppendHistory(ObjectId id, HistoryRecord record) implements CoordinationCommand {
+        public AppendHistory {
+            Objects.requireNonNull(id, "id");
+            Objects.requireNonNull(record, "record");
+        }
+    }
+
+    /** Change runtime settings, checked together; rejected whole if any is unknown or invalid. */
+    record SetSettings(Map<String, String> values) implements CoordinationCommand {
+        public SetSettings {
+            values = Map.copyOf(values);
+        }
+    }
+}

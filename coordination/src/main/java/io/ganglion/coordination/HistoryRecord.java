@@ -1,0 +1,78 @@
+package io.ganglion.coordination;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One entry of an object's accepted history in the metadata log. A history reads:
+ *
+ * <pre>
+ *   Created
+ *   RecoveryPending(1, members)          the first epoch is a recovery from nothing: no seals needed
+ *   RecoveryPointChosen(1, EMPTY)
+ *   MemberInstalled(1, n) ...            at least W, the owner among them
+ *   Activated(1)
+ *   MemberInstalled(1, n) ...            late members catch up; all installed = enrolled
+ *   RecoveryPending(2, members)          an unproven change: the committed assignment stays beside it
+ *   SealReceived(1, reply) ...           at least R = |E| - W + 1 from E of epoch 1
+ *   RecoveryPointChosen(2, point)
+ *   MemberInstalled(2, n) ...
+ *   Activated(2)
+ * </pre>
+ */
+public sealed interface HistoryRecord {
+
+    /** The object was declared. */
+    record Created(ObjectSpec spec) implements HistoryRecord {
+        public Created {
+            Objects.requireNonNull(spec, "spec");
+        }
+    }
+
+    /**
+     * A proposed assignment of epoch committed + 1, kept beside the committed one until activated. A later pending
+     * record for the same epoch replaces the proposal; seals and the recovery point stay.
+     */
+    record RecoveryPending(Epoch proposedEpoch, NodeId owner, List<NodeId> followers) implements HistoryRecord {
+        public RecoveryPending {
+            Objects.requireNonNull(proposedEpoch, "proposedEpoch");
+            Objects.requireNonNull(owner, "owner");
+            followers = List.copyOf(followers);
+        }
+
+        public Assignment proposed() {
+            return new Assignment(proposedEpoch, owner, followers, false);
+        }
+    }
+
+    /** A member of the committed epoch's E durably sealed that epoch and reported its log end. */
+    record SealReceived(Epoch sealedEpoch, SealReply reply) implements HistoryRecord {
+        public SealReceived {
+            Objects.requireNonNull(sealedEpoch, "sealedEpoch");
+            Objects.requireNonNull(reply, "reply");
+        }
+    }
+
+    /** Inspect chose the recovery point: the highest log end among the seals; every confirmed record is at or below it. */
+    record RecoveryPointChosen(Epoch proposedEpoch, LogPosition point) implements HistoryRecord {
+        public RecoveryPointChosen {
+            Objects.requireNonNull(proposedEpoch, "proposedEpoch");
+            Objects.requireNonNull(point, "point");
+        }
+    }
+
+    /** A member holds the recovery point durably (pending epoch) or caught up after activation (committed epoch). */
+    record MemberInstalled(Epoch epoch, NodeId node) implements HistoryRecord {
+        public MemberInstalled {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(node, "node");
+        }
+    }
+
+    /** The pending assignment becomes the committed, activated one. */
+    record Activated(Epoch epoch) implements HistoryRecord {
+        public Activated {
+            Objects.requireNonNull(epoch, "epoch");
+        }
+    }
+}

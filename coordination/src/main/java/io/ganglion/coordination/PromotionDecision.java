@@ -1,0 +1,24 @@
+package io.ganglion.coordination;
+
+import io.ganglion.coordination.HistoryRecord.RecoveryPending;
+import java.util.List;
+
+/** What promotion does with placement's proposal for one object. */
+public sealed interface PromotionDecision {
+
+    /** The proposal matches what the object has (committed or pending): nothing to write. */
+    record Unchanged() implements PromotionDecision {}
+
+    /**
+     * The proposal only drops followers lost within the hold, and the rest still meet W: keep the assignment, epoch and
+     * activation, write no pending recovery.
+     */
+    record Held(List<NodeId> lostFollowers) implements PromotionDecision {
+        public Held {
+            lostFollowers = List.copyOf(lostFollowers);
+        }
+    }
+
+    /** Keep the committed assignment and write this pending recovery (a new one, or a new proposal for the pending). */
+    record Recover(RecoveryPending pending) implements PromotionDecision {}
+}

@@ -1,0 +1,295 @@
+package io.ganglion.coordination;
+
+import static io.ganglion.coordination.DurabilityMode.MAJORITY_DURABLE;
+import static io.ganglion.coordination.DurabilityMode.OWNER_DURABLE;
+import static io.ganglion.coordination.TickHarness.node;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.coordination.CoordinationCommand.AppendHistory;
+import io.ganglion.coordination.HistoryRecord.Activated;
+import io.ganglion.coordination.HistoryRecord.RecoveryPending;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The follower loss hold end to end through the controller tick: the seed note's cases and the ones around them. Three
+ * brokers a, b, c (and a spare d where a replacement matters); a queue of 3 copies, majority_durable (W = 2), placed
+ * with owner a and followers b, c.
+ */
+class FollowerLossHoldTest {
+    private static final long HOLD = RuntimeSettings.FOLLOWER_LOSS_HOLD_MS.defaultValue();
+
+    private final TickHarness cluster = new TickHarness();
+
+    private static boolean writesPendingRecovery(TickResult result) {
+        return result.commands().stream()
+                .anyMatch(command ->
+                        command instanceof AppendHistory append && append.record() instanceof RecoveryPending);
+    }
+
+    private void assertStillServing(ObjectId queue, Assignment before) {
+        AcceptedHistory history = cluster.history(queue);
+        assertThat(history.pending()).as("no pending recovery").isEmpty();
+        assertThat(history.validate())
+                .as("assignment, epoch and activation unchanged")
+                .contains(before);
+        assertThat(cluster.image.projectedAssignments())
+                .as("queue still projected")
+                .containsEntry(queue, before);
+    }
+
+    // The seed note's five cases.
+
+    @Test
+    void shouldKeepAssignmentWhenFollowerLostWithinHold() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        assertThat(before.sameMembers(node("a"), List.of(node("b"), node("c")))).isTrue();
+
+        cluster.kill("c");
+        cluster.advance(100);
+        TickResult result = cluster.tick();
+
+        assertThat(writesPendingRecovery(result)).isFalse();
+        assertThat(result.held()).containsEntry(queue, List.of(node("c")));
+        assertStillServing(queue, before);
+        assertThat(cluster.history(queue).eligibleSet().members())
+                .as("the held follower keeps its slot in E")
+                .contains(node("c"));
+        assertThat(cluster.history(queue).recoveryThreshold()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldMakeProposedReplacementWaitForTheHold() {
+        cluster.nodes("a", "b", "c", "d");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        NodeId lost = before.followers().get(1);
+        NodeId spare = cluster.observed.placeableNodes().stream()
+                .filter(n -> !before.hasMember(n))
+                .findFirst()
+                .orElseThrow();
+
+        cluster.kill(lost.value());
+        Proposal proposal = Placement.propose(
+                        List.of(new Placement.Current(
+                                cluster.history(queue).spec(),
+                                cluster.history(queue).committed())),
+                        cluster.observed)
+                .get(queue);
+        assertThat(proposal.followers())
+                .as("placement proposes a replacement")
+                .contains(spare)
+                .doesNotContain(lost);
+
+        for (int i = 0; i < 50; i++) {
+            cluster.advance(HOLD / 60);
+            assertThat(writesPendingRecovery(cluster.tick())).isFalse();
+        }
+        assertStillServing(queue, before);
+    }
+
+    @Test
+    void shouldRequestRecoveryPastTheHold() {
+        cluster.nodes("a", "b", "c", "d");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        NodeId lost = before.followers().get(1);
+        cluster.kill(lost.value());
+        cluster.tick();
+        assertThat(cluster.history(queue).pending()).isEmpty();
+
+        cluster.advance(HOLD);
+        TickResult result = cluster.tick();
+
+        assertThat(writesPendingRecovery(result)).isTrue();
+        assertThat(cluster.history(queue).pending()).isPresent();
+        assertThat(cluster.history(queue).pending().get().proposed().epoch()).isEqualTo(Epoch.of(2));
+        cluster.ticks(10, 100);
+        Assignment after = cluster.history(queue).validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.owner()).isEqualTo(before.owner());
+        assertThat(after.members()).doesNotContain(lost).hasSize(3);
+        assertThat(cluster.rejections).isEmpty();
+    }
+
+    @Test
+    void shouldFallToWriteRequirementRuleWhenBothFollowersLost() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+
+        cluster.kill("b");
+        cluster.kill("c");
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).doesNotContainKey(queue);
+        assertThat(writesPendingRecovery(result)).as("followers left 0 < W - 1").isTrue();
+        assertThat(cluster.history(queue).validate()).isEmpty();
+        cluster.ticks(50, 1_000);
+        assertThat(cluster.history(queue).pending().orElseThrow().seals())
+                .as("only the owner can seal: 1 < R = 2")
+                .hasSize(1);
+        assertThat(cluster.history(queue).validate())
+                .as("never activates on one copy")
+                .isEmpty();
+    }
+
+    @Test
+    void shouldStillRecoverQueueWithWriteRequirementOne() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, OWNER_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        NodeId lost = before.followers().get(0);
+
+        cluster.kill(lost.value());
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+        assertThat(cluster.history(queue).validate()).isEmpty();
+        // W = 1: a record may be confirmed on any single copy, so R = |E| and the lost copy must seal too.
+        assertThat(cluster.history(queue).recoveryThreshold()).isEqualTo(3);
+        cluster.ticks(20, 1_000);
+        assertThat(cluster.history(queue).validate()).isEmpty();
+
+        cluster.restart(lost.value(), 77);
+        cluster.ticks(10, 100);
+        assertThat(cluster.history(queue).validate().orElseThrow().epoch()).isEqualTo(Epoch.of(2));
+        assertThat(cluster.rejections).isEmpty();
+    }
+
+    // Around the seed's cases.
+
+    @Test
+    void shouldNotHoldDrainingFollower() {
+        cluster.nodes("a", "b", "c", "d");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        NodeId leaving =
+                cluster.history(queue).validate().orElseThrow().followers().get(0);
+
+        cluster.drain(leaving.value());
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+        cluster.ticks(5, 100);
+        assertThat(cluster.history(queue).validate().orElseThrow().members()).doesNotContain(leaving);
+    }
+
+    @Test
+    void shouldNotHoldDrainingFollowerThatDied() {
+        cluster.nodes("a", "b", "c", "d");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        NodeId leaving =
+                cluster.history(queue).validate().orElseThrow().followers().get(0);
+        cluster.drain(leaving.value());
+        cluster.kill(leaving.value());
+
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+    }
+
+    @Test
+    void shouldTakeRecoveryPathForStream() {
+        cluster.nodes("a", "b", "c");
+        ObjectId stream = cluster.create("s", ObjectKind.STREAM, 3, MAJORITY_DURABLE);
+        cluster.ticks(5, 100);
+        Assignment before = cluster.history(stream).validate().orElseThrow();
+
+        cluster.kill(before.followers().get(0).value());
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+    }
+
+    @Test
+    void shouldTakeRecoveryPathWhenOwnerChanges() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        cluster.logEnds.put(
+                queue, java.util.Map.of(node("b"), LogPosition.of(1, 41), node("c"), LogPosition.of(1, 40)));
+
+        cluster.kill("a");
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+        cluster.ticks(5, 100);
+        AcceptedHistory history = cluster.history(queue);
+        Assignment after = history.validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.owner()).isIn(node("b"), node("c"));
+        assertThat(history.records())
+                .filteredOn(r -> r instanceof HistoryRecord.RecoveryPointChosen chosen
+                        && chosen.proposedEpoch().value() == 2)
+                .containsExactly(new HistoryRecord.RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 41)));
+    }
+
+    @Test
+    void shouldRecoverAtOnceWhenHoldIsZero() {
+        cluster.nodes("a", "b", "c");
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+
+        cluster.kill("c");
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isTrue();
+        cluster.ticks(5, 100);
+        Assignment after = cluster.history(queue).validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.members()).containsExactly(node("a"), node("b"));
+    }
+
+    @Test
+    void shouldLeaveAssignmentUntouchedWhenSuspectedFollowerReturnsWithSameIncarnation() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        Incarnation incarnation = cluster.observed.node(node("c")).orElseThrow().incarnation();
+
+        cluster.kill("c");
+        assertThat(cluster.tick().held()).containsKey(queue);
+        cluster.advance(500);
+        cluster.restart("c", incarnation.value());
+        TickResult result = cluster.tick();
+
+        assertThat(result.held()).isEmpty();
+        assertThat(writesPendingRecovery(result)).isFalse();
+        assertStillServing(queue, before);
+        cluster.advance(HOLD * 2);
+        cluster.ticks(5, 100);
+        assertStillServing(queue, before);
+    }
+
+    @Test
+    void shouldWaitForTwoSealsWhenOwnerLostWhileFollowerHeld() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        cluster.kill("c");
+        assertThat(cluster.tick().held()).containsKey(queue);
+
+        cluster.kill("a");
+        cluster.ticks(100, 1_000);
+
+        AcceptedHistory history = cluster.history(queue);
+        assertThat(history.recoveryThreshold()).as("E still has three members").isEqualTo(2);
+        assertThat(history.pending().orElseThrow().seals()).containsOnlyKeys(node("b"));
+        assertThat(history.validate()).as("never activates on one copy").isEmpty();
+        assertThat(history.records())
+                .noneMatch(r -> r instanceof Activated a && a.epoch().value() == 2);
+
+        cluster.restart("c", 99);
+        cluster.ticks(10, 100);
+        Assignment after = cluster.history(queue).validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(cluster.history(queue).records())
+                .filteredOn(r -> r instanceof HistoryRecord.SealReceived)
+                .hasSizeGreaterThanOrEqualTo(2);
+    }
+}
