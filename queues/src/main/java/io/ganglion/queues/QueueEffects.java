@@ -1,0 +1,13 @@
+package io.ganglion.queues;
+
+/**
+ * Where a {@link QueueMachine} sends what it decided. The broker executes these with real IO on the queue's shard; the
+ * simulator records them.
+ */
+public interface QueueEffects {
+    /** Deliver the message at {@code offset} to {@code consumer}. */
+    void deliver(ConsumerKey consumer, long offset, boolean redelivered);
+
+    /** The message at {@code offset} is settled (acknowledged, rejected without requeue, purged): log it. */
+    void settle(long offset);
+}

@@ -1,0 +1,274 @@
+package io.ganglion.queues;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
+import org.agrona.collections.Long2ObjectHashMap;
+import org.agrona.collections.LongArrayQueue;
+import org.agrona.collections.LongHashSet;
+
+/**
+ * The semantics of one queue over its log: which messages are ready, which are out with consumers, and who gets the
+ * next one.
+ *
+ * <p>Implementation notes. A message is known only by its log offset; bodies stay in the log. Ready messages are the
+ * ones never delivered ({@code fresh}, in offset order) and the ones returned after a delivery ({@code returned},
+ * sorted). Deliveries always take the lowest ready offset, so every returned offset is below every fresh one and a
+ * requeued message goes back to its original place. A message is redelivered if it was returned, or if it was
+ * recovered from the log below {@code redeliveredBelow} (it may have been delivered before a restart or failover).
+ * Consumers are served round robin among those under their prefetch.
+ *
+ * <p>Not thread-safe: one queue lives on one shard, and only that shard's thread calls it.
+ */
+public final class QueueMachine {
+    private static final int UNLIMITED = 0;
+    private static final ConsumerKey GET = new ConsumerKey(-1, "");
+
+    private final LongArrayQueue fresh = new LongArrayQueue(LongArrayQueue.DEFAULT_NULL_VALUE);
+    private final TreeSet<Long> returned = new TreeSet<>();
+    private final LongHashSet everReturned = new LongHashSet();
+    private final Long2ObjectHashMap<ConsumerKey> unacked = new Long2ObjectHashMap<>();
+    private final Map<ConsumerKey, ConsumerState> consumers = new LinkedHashMap<>();
+    private final List<ConsumerKey> ring = new ArrayList<>();
+    private int nextInRing;
+    private long redeliveredBelow = Long.MIN_VALUE;
+    private boolean exclusiveConsumer;
+
+    private static final class ConsumerState {
+        final int prefetch;
+        final boolean noAck;
+        int outstanding;
+
+        ConsumerState(int prefetch, boolean noAck) {
+            this.prefetch = prefetch;
+            this.noAck = noAck;
+        }
+
+        boolean hasCapacity() {
+            return noAck || prefetch == UNLIMITED || outstanding < prefetch;
+        }
+    }
+
+    /** An empty queue. */
+    public QueueMachine() {}
+
+    /**
+     * A queue recovered from its log: {@code unsettled} are the offsets of messages not settled, in order. They all
+     * count as redelivered, since they may have been delivered before.
+     */
+    public static QueueMachine recovered(long[] unsettled) {
+        QueueMachine queue = new QueueMachine();
+        long last = Long.MIN_VALUE;
+        for (long offset : unsettled) {
+            if (offset <= last) {
+                throw new IllegalArgumentException("unsettled offsets must ascend: " + offset + " after " + last);
+            }
+            queue.fresh.addLong(offset);
+            last = offset;
+        }
+        queue.redeliveredBelow = last + 1;
+        return queue;
+    }
+
+    /** Ready messages: the count {@code queue.declare-ok} reports. */
+    public int readyCount() {
+        return fresh.size() + returned.size();
+    }
+
+    /** Messages delivered and not yet settled or returned. */
+    public int unackedCount() {
+        return unacked.size();
+    }
+
+    public int consumerCount() {
+        return consumers.size();
+    }
+
+    public boolean hasConsumer(ConsumerKey consumer) {
+        return consumers.containsKey(consumer);
+    }
+
+    /** A committed message is in the queue at {@code offset}; offsets only grow. */
+    public void enqueue(long offset, QueueEffects effects) {
+        fresh.addLong(offset);
+        dispatch(effects);
+    }
+
+    /**
+     * Adds a consumer that may hold {@code prefetch} unacknowledged messages (0: no limit). A {@code noAck} consumer's
+     * messages are settled as they are delivered.
+     */
+    public ConsumeOutcome consume(
+            ConsumerKey consumer, int prefetch, boolean noAck, boolean exclusive, QueueEffects effects) {
+        if (prefetch < 0) {
+            throw new IllegalArgumentException("prefetch must not be negative: " + prefetch);
+        }
+        if (consumers.containsKey(consumer)) {
+            return ConsumeOutcome.DUPLICATE_TAG;
+        }
+        if (exclusiveConsumer || (exclusive && !consumers.isEmpty())) {
+            return ConsumeOutcome.EXCLUSIVE_CONFLICT;
+        }
+        consumers.put(consumer, new ConsumerState(prefetch, noAck));
+        ring.add(consumer);
+        exclusiveConsumer = exclusive;
+        dispatch(effects);
+        return ConsumeOutcome.ADDED;
+    }
+
+    /**
+     * Removes a consumer. Its unacknowledged messages stay with its channel: they are settled or returned when the
+     * channel acks, rejects or closes.
+     */
+    public boolean cancel(ConsumerKey consumer) {
+        if (consumers.remove(consumer) == null) {
+            return false;
+        }
+        int index = ring.indexOf(consumer);
+        ring.remove(index);
+        if (nextInRing > index) {
+            nextInRing--;
+        }
+        if (consumers.isEmpty()) {
+            exclusiveConsumer = false;
+        }
+        return true;
+    }
+
+    /** A message taken by {@code basic.get}. */
+    public record Taken(long offset, boolean redelivered) {}
+
+    /**
+     * {@code basic.get}: takes the lowest ready message, if any. With {@code noAck} it is settled at once; otherwise it
+     * is unacknowledged until acked, rejected or returned.
+     */
+    public Optional<Taken> get(boolean noAck, QueueEffects effects) {
+        if (readyCount() == 0) {
+            return Optional.empty();
+        }
+        long offset = takeReady();
+        Taken taken = new Taken(offset, isRedelivery(offset));
+        if (noAck) {
+            settle(offset, effects);
+        } else {
+            unacked.put(offset, GET);
+        }
+        return Optional.of(taken);
+    }
+
+    private boolean isRedelivery(long offset) {
+        return offset < redeliveredBelow || everReturned.contains(offset);
+    }
+
+    /** The message at {@code offset} was acknowledged: settle it. Unknown offsets are ignored and reported false. */
+    public boolean ack(long offset, QueueEffects effects) {
+        ConsumerKey holder = unacked.remove(offset);
+        if (holder == null) {
+            return false;
+        }
+        release(holder);
+        settle(offset, effects);
+        dispatch(effects);
+        return true;
+    }
+
+    /**
+     * The message at {@code offset} was rejected or nacked: back to its original place with {@code requeue}, else
+     * settled (no dead-lettering yet).
+     */
+    public boolean reject(long offset, boolean requeue, QueueEffects effects) {
+        ConsumerKey holder = unacked.remove(offset);
+        if (holder == null) {
+            return false;
+        }
+        release(holder);
+        if (requeue) {
+            returnToReady(offset);
+        } else {
+            settle(offset, effects);
+        }
+        dispatch(effects);
+        return true;
+    }
+
+    /** Returns messages a closed channel held: they go back to their original places, marked redelivered. */
+    public void requeue(long[] offsets, QueueEffects effects) {
+        for (long offset : offsets) {
+            ConsumerKey holder = unacked.remove(offset);
+            if (holder != null) {
+                release(holder);
+                returnToReady(offset);
+            }
+        }
+        dispatch(effects);
+    }
+
+    /** Settles every ready message; unacknowledged ones stay. Returns how many were purged. */
+    public int purge(QueueEffects effects) {
+        int purged = readyCount();
+        while (readyCount() > 0) {
+            settle(takeReady(), effects);
+        }
+        return purged;
+    }
+
+    private void returnToReady(long offset) {
+        returned.add(offset);
+        everReturned.add(offset);
+    }
+
+    private void settle(long offset, QueueEffects effects) {
+        everReturned.remove(offset);
+        effects.settle(offset);
+    }
+
+    private void release(ConsumerKey holder) {
+        ConsumerState state = consumers.get(holder);
+        if (state != null && state.outstanding > 0) {
+            state.outstanding--;
+        }
+    }
+
+    private long takeReady() {
+        if (!returned.isEmpty()) {
+            return returned.pollFirst();
+        }
+        return fresh.pollLong();
+    }
+
+    private void dispatch(QueueEffects effects) {
+        while (readyCount() > 0 && !ring.isEmpty()) {
+            ConsumerKey chosen = nextWithCapacity();
+            if (chosen == null) {
+                return;
+            }
+            ConsumerState state = consumers.get(chosen);
+            long offset = takeReady();
+            boolean redelivered = isRedelivery(offset);
+            if (state.noAck) {
+                effects.deliver(chosen, offset, redelivered);
+                settle(offset, effects);
+            } else {
+                state.outstanding++;
+                unacked.put(offset, chosen);
+                effects.deliver(chosen, offset, redelivered);
+            }
+        }
+    }
+
+    private ConsumerKey nextWithCapacity() {
+        int size = ring.size();
+        for (int i = 0; i < size; i++) {
+            int index = (nextInRing + i) % size;
+            ConsumerKey candidate = ring.get(index);
+            if (consumers.get(candidate).hasCapacity()) {
+                nextInRing = (index + 1) % size;
+                return candidate;
+            }
+        }
+        return null;
+    }
+}
