@@ -9,7 +9,8 @@ public record Binding(String source, Destination destination, String routingKey,
         Objects.requireNonNull(source, "source");
         Objects.requireNonNull(destination, "destination");
         Objects.requireNonNull(routingKey, "routingKey");
-        arguments = Map.copyOf(arguments);
+        arguments =
+                java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(arguments)); // void values are null
     }
 
     /** Same source, destination, key and arguments: AMQP treats such bindings as one. */

@@ -21,7 +21,8 @@ public record Exchange(
     public Exchange {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(type, "type");
-        arguments = Map.copyOf(arguments);
+        arguments =
+                java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(arguments)); // void values are null
     }
 
     public boolean equivalent(Exchange other) {

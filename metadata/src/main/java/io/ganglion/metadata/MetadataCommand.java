@@ -1,0 +1,35 @@
+package io.ganglion.metadata;
+
+import io.ganglion.queues.routing.Binding;
+import io.ganglion.queues.routing.Exchange;
+import java.util.Objects;
+
+/** A change to the cluster's metadata, as the metadata log orders it. */
+public sealed interface MetadataCommand {
+
+    record PutVhost(String name) implements MetadataCommand {
+        public PutVhost {
+            Objects.requireNonNull(name, "name");
+        }
+    }
+
+    record DeleteVhost(String name) implements MetadataCommand {}
+
+    /** Adds a user or replaces its password and tags. */
+    record PutUser(User user) implements MetadataCommand {}
+
+    record DeleteUser(String name) implements MetadataCommand {}
+
+    record DeclareExchange(String vhost, Exchange exchange) implements MetadataCommand {}
+
+    /** Deletes an exchange; with {@code ifUnused}, only when nothing is bound from it. */
+    record DeleteExchange(String vhost, String name, boolean ifUnused) implements MetadataCommand {}
+
+    record DeclareQueue(String vhost, QueueDef queue) implements MetadataCommand {}
+
+    record DeleteQueue(String vhost, String name) implements MetadataCommand {}
+
+    record Bind(String vhost, Binding binding) implements MetadataCommand {}
+
+    record Unbind(String vhost, Binding binding) implements MetadataCommand {}
+}

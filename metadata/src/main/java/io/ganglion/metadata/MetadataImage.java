@@ -1,0 +1,258 @@
+package io.ganglion.metadata;
+
+import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.DeclareExchange;
+import io.ganglion.metadata.MetadataCommand.DeclareQueue;
+import io.ganglion.metadata.MetadataCommand.DeleteExchange;
+import io.ganglion.metadata.MetadataCommand.DeleteQueue;
+import io.ganglion.metadata.MetadataCommand.DeleteUser;
+import io.ganglion.metadata.MetadataCommand.DeleteVhost;
+import io.ganglion.metadata.MetadataCommand.PutUser;
+import io.ganglion.metadata.MetadataCommand.PutVhost;
+import io.ganglion.metadata.MetadataCommand.Unbind;
+import io.ganglion.metadata.Rejection.Kind;
+import io.ganglion.queues.routing.Binding;
+import io.ganglion.queues.routing.Destination;
+import io.ganglion.queues.routing.Exchange;
+import io.ganglion.queues.routing.Topology;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The metadata every broker holds, applied from the metadata log. Immutable: {@link #apply} returns the next image, so a
+ * broker publishes each image to its threads as a value.
+ *
+ * <p>{@link #apply} is deterministic and total: a command that does not fit is rejected with a reason and changes
+ * nothing. The broker checks what it can before proposing (to answer with the right reply code at once), and the image
+ * checks again, because another broker's command may have come first.
+ */
+public record MetadataImage(long appliedIndex, Map<String, Vhost> vhosts, Map<String, User> users) {
+
+    public MetadataImage {
+        vhosts = Map.copyOf(vhosts);
+        users = Map.copyOf(users);
+    }
+
+    public static MetadataImage empty() {
+        return new MetadataImage(0, Map.of(), Map.of());
+    }
+
+    public Optional<Vhost> vhost(String name) {
+        return Optional.ofNullable(vhosts.get(name));
+    }
+
+    public Optional<User> user(String name) {
+        return Optional.ofNullable(users.get(name));
+    }
+
+    /** The result of applying a command. */
+    public record Applied(MetadataImage image, Optional<Rejection> rejection) {
+        public boolean accepted() {
+            return rejection.isEmpty();
+        }
+    }
+
+    public Applied apply(MetadataCommand command) {
+        return switch (command) {
+            case PutVhost put ->
+                vhosts.containsKey(put.name())
+                        ? accepted(vhosts, users)
+                        : accepted(with(vhosts, put.name(), Vhost.create(put.name())), users);
+            case DeleteVhost delete ->
+                vhosts.containsKey(delete.name())
+                        ? accepted(without(vhosts, delete.name()), users)
+                        : rejected(Kind.NOT_FOUND, "no vhost '" + delete.name() + "'");
+            case PutUser put -> accepted(vhosts, with(users, put.user().name(), put.user()));
+            case DeleteUser delete ->
+                users.containsKey(delete.name())
+                        ? accepted(vhosts, without(users, delete.name()))
+                        : rejected(Kind.NOT_FOUND, "no user '" + delete.name() + "'");
+            case DeclareExchange declare -> declareExchange(declare);
+            case DeleteExchange delete -> deleteExchange(delete);
+            case DeclareQueue declare -> declareQueue(declare);
+            case DeleteQueue delete -> deleteQueue(delete);
+            case Bind bind -> bind(bind.vhost(), bind.binding(), true);
+            case Unbind unbind -> bind(unbind.vhost(), unbind.binding(), false);
+        };
+    }
+
+    private Applied declareExchange(DeclareExchange declare) {
+        Vhost vhost = vhosts.get(declare.vhost());
+        if (vhost == null) {
+            return noVhost(declare.vhost());
+        }
+        Exchange exchange = declare.exchange();
+        Optional<Exchange> existing = vhost.topology().exchange(exchange.name());
+        if (existing.isPresent()) {
+            return existing.get().equivalent(exchange)
+                    ? accepted(vhosts, users)
+                    : rejected(
+                            Kind.PRECONDITION_FAILED,
+                            "inequivalent arg for exchange '" + exchange.name() + "' in vhost '" + declare.vhost()
+                                    + "'");
+        }
+        if (Exchange.reservedName(exchange.name()) || exchange.name().isEmpty()) {
+            return rejected(
+                    Kind.ACCESS_REFUSED, "exchange name '" + exchange.name() + "' contains reserved prefix 'amq.*'");
+        }
+        return withVhost(new Vhost(vhost.name(), vhost.topology().withExchange(exchange), vhost.queues()));
+    }
+
+    private Applied deleteExchange(DeleteExchange delete) {
+        Vhost vhost = vhosts.get(delete.vhost());
+        if (vhost == null) {
+            return noVhost(delete.vhost());
+        }
+        if (Exchange.reservedName(delete.name()) || delete.name().isEmpty()) {
+            return rejected(Kind.ACCESS_REFUSED, "exchange '" + delete.name() + "' is built in and cannot be deleted");
+        }
+        if (vhost.topology().exchange(delete.name()).isEmpty()) {
+            return rejected(Kind.NOT_FOUND, "no exchange '" + delete.name() + "' in vhost '" + delete.vhost() + "'");
+        }
+        if (delete.ifUnused() && !vhost.topology().bindingsFrom(delete.name()).isEmpty()) {
+            return rejected(Kind.PRECONDITION_FAILED, "exchange '" + delete.name() + "' in use");
+        }
+        return withVhost(new Vhost(vhost.name(), vhost.topology().withoutExchange(delete.name()), vhost.queues()));
+    }
+
+    private Applied declareQueue(DeclareQueue declare) {
+        Vhost vhost = vhosts.get(declare.vhost());
+        if (vhost == null) {
+            return noVhost(declare.vhost());
+        }
+        QueueDef queue = declare.queue();
+        Optional<QueueDef> existing = vhost.queue(queue.name());
+        if (existing.isPresent()) {
+            if (existing.get().exclusive() && !existing.get().exclusiveOwner().equals(queue.exclusiveOwner())) {
+                return rejected(
+                        Kind.RESOURCE_LOCKED,
+                        "cannot obtain exclusive access to locked queue '" + queue.name() + "' in vhost '"
+                                + declare.vhost() + "'");
+            }
+            return existing.get().equivalent(queue)
+                    ? accepted(vhosts, users)
+                    : rejected(
+                            Kind.PRECONDITION_FAILED,
+                            "inequivalent arg for queue '" + queue.name() + "' in vhost '" + declare.vhost() + "'");
+        }
+        if (queue.name().startsWith("amq.") && !queue.name().startsWith("amq.gen-")) {
+            return rejected(Kind.ACCESS_REFUSED, "queue name '" + queue.name() + "' contains reserved prefix 'amq.*'");
+        }
+        Map<String, QueueDef> queues = with(vhost.queues(), queue.name(), queue);
+        return withVhost(new Vhost(vhost.name(), vhost.topology().withQueue(queue.name()), queues));
+    }
+
+    private Applied deleteQueue(DeleteQueue delete) {
+        Vhost vhost = vhosts.get(delete.vhost());
+        if (vhost == null) {
+            return noVhost(delete.vhost());
+        }
+        if (!vhost.queues().containsKey(delete.name())) {
+            return rejected(Kind.NOT_FOUND, "no queue '" + delete.name() + "' in vhost '" + delete.vhost() + "'");
+        }
+        Topology topology = vhost.topology().withoutQueue(delete.name());
+        topology = dropUnusedAutoDeleteExchanges(vhost.topology(), topology);
+        return withVhost(new Vhost(vhost.name(), topology, without(vhost.queues(), delete.name())));
+    }
+
+    private Applied bind(String vhostName, Binding binding, boolean add) {
+        Vhost vhost = vhosts.get(vhostName);
+        if (vhost == null) {
+            return noVhost(vhostName);
+        }
+        Topology topology = vhost.topology();
+        if (binding.source().isEmpty()) {
+            return rejected(Kind.ACCESS_REFUSED, "operation not permitted on the default exchange");
+        }
+        if (topology.exchange(binding.source()).isEmpty()) {
+            return rejected(Kind.NOT_FOUND, "no exchange '" + binding.source() + "' in vhost '" + vhostName + "'");
+        }
+        Destination destination = binding.destination();
+        boolean destinationExists = destination.kind() == Destination.Kind.QUEUE
+                ? topology.hasQueue(destination.name())
+                : topology.exchange(destination.name()).isPresent();
+        if (!destinationExists) {
+            String what = destination.kind() == Destination.Kind.QUEUE ? "queue" : "exchange";
+            return rejected(
+                    Kind.NOT_FOUND, "no " + what + " '" + destination.name() + "' in vhost '" + vhostName + "'");
+        }
+        Topology next;
+        if (add) {
+            next = topology.withBinding(binding);
+        } else {
+            next = dropUnusedAutoDeleteExchanges(topology, topology.withoutBinding(binding));
+        }
+        return withVhost(new Vhost(vhost.name(), next, vhost.queues()));
+    }
+
+    /** An auto-delete exchange goes when its last binding from it goes. */
+    private static Topology dropUnusedAutoDeleteExchanges(Topology before, Topology after) {
+        Topology result = after;
+        for (String name : before.exchangeNames()) {
+            Optional<Exchange> exchange = after.exchange(name);
+            if (exchange.isPresent()
+                    && exchange.get().autoDelete()
+                    && !before.bindingsFrom(name).isEmpty()
+                    && after.bindingsFrom(name).isEmpty()) {
+                result = result.withoutExchange(name);
+            }
+        }
+        return result;
+    }
+
+    /** Commands that rebuild this image from an empty one: how a log is compacted. */
+    public List<MetadataCommand> asCommands() {
+        List<MetadataCommand> commands = new ArrayList<>();
+        new TreeMap<>(users).values().forEach(user -> commands.add(new PutUser(user)));
+        for (Vhost vhost : new TreeMap<>(vhosts).values()) {
+            commands.add(new PutVhost(vhost.name()));
+            Topology standard = Topology.standard();
+            for (String name : new java.util.TreeSet<>(vhost.topology().exchangeNames())) {
+                if (standard.exchange(name).isEmpty()) {
+                    commands.add(new DeclareExchange(
+                            vhost.name(), vhost.topology().exchange(name).orElseThrow()));
+                }
+            }
+            new TreeMap<>(vhost.queues())
+                    .values()
+                    .forEach(queue -> commands.add(new DeclareQueue(vhost.name(), queue)));
+            for (String name : new java.util.TreeSet<>(vhost.topology().exchangeNames())) {
+                vhost.topology().bindingsFrom(name).forEach(binding -> commands.add(new Bind(vhost.name(), binding)));
+            }
+        }
+        return commands;
+    }
+
+    private Applied withVhost(Vhost vhost) {
+        return accepted(with(vhosts, vhost.name(), vhost), users);
+    }
+
+    private Applied accepted(Map<String, Vhost> nextVhosts, Map<String, User> nextUsers) {
+        return new Applied(new MetadataImage(appliedIndex + 1, nextVhosts, nextUsers), Optional.empty());
+    }
+
+    private Applied rejected(Kind kind, String message) {
+        return new Applied(
+                new MetadataImage(appliedIndex + 1, vhosts, users), Optional.of(new Rejection(kind, message)));
+    }
+
+    private Applied noVhost(String name) {
+        return rejected(Kind.NOT_FOUND, "no vhost '" + name + "'");
+    }
+
+    private static <V> Map<String, V> with(Map<String, V> map, String key, V value) {
+        Map<String, V> next = new HashMap<>(map);
+        next.put(key, value);
+        return next;
+    }
+
+    private static <V> Map<String, V> without(Map<String, V> map, String key) {
+        Map<String, V> next = new HashMap<>(map);
+        next.remove(key);
+        return next;
+    }
+}

@@ -1,0 +1,41 @@
+package io.ganglion.metadata;
+
+import io.ganglion.queues.routing.FieldValues;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A declared queue.
+ *
+ * @param exclusiveOwner the connection that owns an exclusive queue, empty for a shared one
+ * @param arguments the declare arguments as plain values, kept to check that a redeclare is equivalent
+ */
+public record QueueDef(
+        String name,
+        QueueType type,
+        boolean durable,
+        String exclusiveOwner,
+        boolean autoDelete,
+        Map<String, Object> arguments) {
+
+    public QueueDef {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(exclusiveOwner, "exclusiveOwner");
+        arguments =
+                java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(arguments)); // void values are null
+    }
+
+    public boolean exclusive() {
+        return !exclusiveOwner.isEmpty();
+    }
+
+    /** The same durable, exclusive, auto-delete flags, type and arguments: a redeclare that may succeed. */
+    public boolean equivalent(QueueDef other) {
+        return type == other.type
+                && durable == other.durable
+                && exclusive() == other.exclusive()
+                && autoDelete == other.autoDelete
+                && FieldValues.equal(arguments, other.arguments);
+    }
+}

@@ -1,0 +1,134 @@
+package io.ganglion.metadata;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.DeclareExchange;
+import io.ganglion.metadata.MetadataCommand.DeclareQueue;
+import io.ganglion.metadata.MetadataCommand.DeleteExchange;
+import io.ganglion.metadata.MetadataCommand.DeleteQueue;
+import io.ganglion.metadata.MetadataCommand.PutVhost;
+import io.ganglion.metadata.MetadataCommand.Unbind;
+import io.ganglion.metadata.Rejection.Kind;
+import io.ganglion.queues.routing.Binding;
+import io.ganglion.queues.routing.Destination;
+import io.ganglion.queues.routing.Exchange;
+import io.ganglion.queues.routing.ExchangeType;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class MetadataImageTest {
+    private MetadataImage image = MetadataImage.empty();
+
+    private MetadataImage.Applied apply(MetadataCommand command) {
+        MetadataImage.Applied applied = image.apply(command);
+        image = applied.image();
+        return applied;
+    }
+
+    private static QueueDef queue(String name, boolean durable, String owner) {
+        return new QueueDef(name, QueueType.CLASSIC, durable, owner, false, Map.of());
+    }
+
+    @Test
+    void shouldDeclareQueueIdempotentlyAndRefuseInequivalentRedeclare() {
+        apply(new PutVhost("/"));
+        assertThat(apply(new DeclareQueue("/", queue("q", true, ""))).accepted())
+                .isTrue();
+        assertThat(apply(new DeclareQueue("/", queue("q", true, ""))).accepted())
+                .isTrue();
+        MetadataImage.Applied redeclare = apply(new DeclareQueue("/", queue("q", false, "")));
+        assertThat(redeclare.rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.PRECONDITION_FAILED));
+        assertThat(image.vhost("/").orElseThrow().queue("q").orElseThrow().durable())
+                .isTrue();
+    }
+
+    @Test
+    void shouldLockExclusiveQueueToItsConnection() {
+        apply(new PutVhost("/"));
+        apply(new DeclareQueue("/", queue("x", false, "conn-1")));
+        assertThat(apply(new DeclareQueue("/", queue("x", false, "conn-2"))).rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.RESOURCE_LOCKED));
+        assertThat(apply(new DeclareQueue("/", queue("x", false, "conn-1"))).accepted())
+                .isTrue();
+    }
+
+    @Test
+    void shouldRefuseReservedNamesAndMissingThings() {
+        apply(new PutVhost("/"));
+        assertThat(apply(new DeclareExchange(
+                                "/", new Exchange("amq.mine", ExchangeType.TOPIC, true, false, false, Map.of())))
+                        .rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.ACCESS_REFUSED));
+        assertThat(apply(new DeleteExchange("/", "amq.direct", false)).rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.ACCESS_REFUSED));
+        assertThat(apply(new DeclareQueue("/", queue("amq.q", true, ""))).rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.ACCESS_REFUSED));
+        assertThat(apply(new DeleteQueue("/", "missing")).rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.NOT_FOUND));
+        assertThat(apply(new Bind("/", new Binding("amq.direct", Destination.queue("missing"), "k", Map.of())))
+                        .rejection())
+                .hasValueSatisfying(r -> assertThat(r.message()).contains("no queue 'missing'"));
+        assertThat(apply(new DeclareQueue("/nope", queue("q", true, ""))).rejection())
+                .hasValueSatisfying(r -> assertThat(r.message()).isEqualTo("no vhost '/nope'"));
+    }
+
+    @Test
+    void shouldDeleteExchangeIfUnusedOnlyWhenUnused() {
+        apply(new PutVhost("/"));
+        apply(new DeclareExchange("/", new Exchange("e", ExchangeType.FANOUT, true, false, false, Map.of())));
+        apply(new DeclareQueue("/", queue("q", true, "")));
+        apply(new Bind("/", new Binding("e", Destination.queue("q"), "", Map.of())));
+        assertThat(apply(new DeleteExchange("/", "e", true)).rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.PRECONDITION_FAILED));
+        assertThat(apply(new DeleteExchange("/", "e", false)).accepted()).isTrue();
+        assertThat(image.vhost("/").orElseThrow().topology().exchange("e")).isEmpty();
+    }
+
+    @Test
+    void shouldDropAutoDeleteExchangeWithItsLastBinding() {
+        apply(new PutVhost("/"));
+        apply(new DeclareExchange("/", new Exchange("ad", ExchangeType.DIRECT, false, true, false, Map.of())));
+        apply(new DeclareQueue("/", queue("q", true, "")));
+        Binding binding = new Binding("ad", Destination.queue("q"), "k", Map.of());
+        apply(new Bind("/", binding));
+        assertThat(image.vhost("/").orElseThrow().topology().exchange("ad")).isPresent();
+        apply(new Unbind("/", binding));
+        assertThat(image.vhost("/").orElseThrow().topology().exchange("ad")).isEmpty();
+    }
+
+    @Test
+    void shouldRebuildTheSameImageFromItsCommands() {
+        apply(new PutVhost("/"));
+        apply(new PutVhost("other"));
+        apply(new MetadataCommand.PutUser(
+                User.withPassword("guest", "guest", new byte[] {1, 2, 3, 4}, List.of("administrator"))));
+        apply(new DeclareExchange("/", new Exchange("e", ExchangeType.TOPIC, true, false, false, Map.of("k", 1L))));
+        apply(new DeclareQueue("/", queue("q", true, "")));
+        apply(new Bind("/", new Binding("e", Destination.queue("q"), "a.#", Map.of())));
+        apply(new Bind("/", new Binding("amq.fanout", Destination.exchange("e"), "", Map.of())));
+
+        MetadataImage rebuilt = MetadataImage.empty();
+        for (MetadataCommand command : image.asCommands()) {
+            MetadataImage.Applied applied = rebuilt.apply(command);
+            assertThat(applied.rejection()).as("%s", command).isEmpty();
+            rebuilt = applied.image();
+        }
+        assertThat(rebuilt.users()).isEqualTo(image.users());
+        assertThat(rebuilt.vhost("/").orElseThrow().queues())
+                .isEqualTo(image.vhost("/").orElseThrow().queues());
+        assertThat(rebuilt.vhost("/").orElseThrow().topology().route("amq.fanout", "a.b", Map.of()))
+                .containsExactly("q");
+        assertThat(rebuilt.vhost("other")).isPresent();
+    }
+
+    @Test
+    void shouldCheckPasswords() {
+        User user = User.withPassword("alice", "s3cret", new byte[] {9, 8, 7, 6}, List.of());
+        assertThat(user.checkPassword("s3cret")).isTrue();
+        assertThat(user.checkPassword("S3cret")).isFalse();
+        assertThat(user.toString()).doesNotContain("s3cret");
+    }
+}
