@@ -100,6 +100,7 @@ public final class MetadataCodec {
                     out.writeUTF(c.vhost());
                     QueueDef q = c.queue();
                     out.writeUTF(q.name());
+                    out.writeLong(q.objectId());
                     out.writeByte(q.type().ordinal());
                     out.writeBoolean(q.durable());
                     out.writeUTF(q.exclusiveOwner());
@@ -168,10 +169,18 @@ public final class MetadataCodec {
                 case DECLARE_QUEUE -> {
                     String vhost = in.readUTF();
                     String name = in.readUTF();
+                    long objectId = in.readLong();
                     QueueType type = enumValue(QueueType.values(), in.readUnsignedByte(), "queue type");
                     yield new DeclareQueue(
                             vhost,
-                            new QueueDef(name, type, in.readBoolean(), in.readUTF(), in.readBoolean(), readTable(in)));
+                            new QueueDef(
+                                    name,
+                                    objectId,
+                                    type,
+                                    in.readBoolean(),
+                                    in.readUTF(),
+                                    in.readBoolean(),
+                                    readTable(in)));
                 }
                 case DELETE_QUEUE -> new DeleteQueue(in.readUTF(), in.readUTF());
                 case BIND -> new Bind(in.readUTF(), readBinding(in));

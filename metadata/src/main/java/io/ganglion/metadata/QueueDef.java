@@ -7,11 +7,14 @@ import java.util.Objects;
 /**
  * A declared queue.
  *
+ * @param objectId the id of the queue's log in storage, drawn by the broker that declared it; a queue declared again
+ *     after a delete gets a new one, so it never sees the old log
  * @param exclusiveOwner the connection that owns an exclusive queue, empty for a shared one
  * @param arguments the declare arguments as plain values, kept to check that a redeclare is equivalent
  */
 public record QueueDef(
         String name,
+        long objectId,
         QueueType type,
         boolean durable,
         String exclusiveOwner,
@@ -20,6 +23,9 @@ public record QueueDef(
 
     public QueueDef {
         Objects.requireNonNull(name, "name");
+        if (objectId <= 0) {
+            throw new IllegalArgumentException("object id must be positive: " + objectId);
+        }
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(exclusiveOwner, "exclusiveOwner");
         arguments =

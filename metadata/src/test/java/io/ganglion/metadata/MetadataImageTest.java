@@ -28,7 +28,7 @@ class MetadataImageTest {
     }
 
     private static QueueDef queue(String name, boolean durable, String owner) {
-        return new QueueDef(name, QueueType.CLASSIC, durable, owner, false, Map.of());
+        return new QueueDef(name, name.hashCode() & 0xffffL | 1, QueueType.CLASSIC, durable, owner, false, Map.of());
     }
 
     @Test
