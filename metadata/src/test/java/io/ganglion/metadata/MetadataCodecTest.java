@@ -98,6 +98,7 @@ class MetadataCodecTest {
                         vhost,
                         new QueueDef(
                                 word(random),
+                                random.nextLong(1, Long.MAX_VALUE),
                                 QueueType.values()[random.nextInt(2)],
                                 random.nextBoolean(),
                                 random.nextBoolean() ? "" : word(random),
