@@ -1,0 +1,115 @@
+package io.ganglion.amqp.server;
+
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.FieldTable;
+import io.netty.buffer.ByteBuf;
+import java.net.SocketAddress;
+import java.util.Optional;
+import java.util.concurrent.CompletionStage;
+
+/**
+ * Everything an AMQP connection needs from the broker, and nothing more.
+ *
+ * <p>Threads: the connection calls these from its Netty event loop; none of them blocks. Stages complete on any thread
+ * (a shard, the metadata log); the connection moves back to its event loop before it touches its state. A stage that
+ * fails does so with a {@link BrokerFailure} (or another {@link io.ganglion.amqp.protocol.AmqpException}) carrying the
+ * reply code to close with; any other exception means 541 INTERNAL_ERROR.
+ *
+ * <p>{@code connectionId} names the calling connection, unique in the broker: it owns exclusive queues.
+ */
+public interface BrokerBackend {
+    ServerInfo info();
+
+    /** Checks a user's password, and that a {@code guest} user connects from loopback. Returns the user name. */
+    Optional<String> authenticate(String user, String password, SocketAddress remote);
+
+    /** Whether {@code vhost} exists and {@code user} may use it. */
+    boolean vhostAllowed(String user, String vhost);
+
+    /** {@code exchange.declare}; with {@code passive}, only checks that it exists (404 otherwise). */
+    CompletionStage<Void> declareExchange(
+            String vhost,
+            String exchange,
+            String type,
+            boolean passive,
+            boolean durable,
+            boolean autoDelete,
+            boolean internal,
+            FieldTable arguments);
+
+    CompletionStage<Void> deleteExchange(String vhost, String exchange, boolean ifUnused);
+
+    /** {@code exchange.bind} / {@code exchange.unbind}: from {@code source} to {@code destination}. */
+    CompletionStage<Void> bindExchange(
+            String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind);
+
+    /**
+     * {@code queue.declare}. An empty {@code queue} asks for a server-named one ({@code amq.gen-...}). With {@code
+     * passive}, only checks that it exists and reports its counts.
+     */
+    CompletionStage<QueueDeclared> declareQueue(
+            String vhost,
+            String queue,
+            boolean passive,
+            boolean durable,
+            boolean exclusive,
+            boolean autoDelete,
+            FieldTable arguments,
+            String connectionId);
+
+    /** {@code queue.bind} / {@code queue.unbind}. */
+    CompletionStage<Void> bindQueue(
+            String vhost,
+            String queue,
+            String exchange,
+            String routingKey,
+            FieldTable arguments,
+            boolean bind,
+            String connectionId);
+
+    /** {@code queue.purge}: completes with the number of messages purged. */
+    CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId);
+
+    /** {@code queue.delete}: completes with the number of messages deleted. Its consumers get {@code basic.cancel}. */
+    CompletionStage<Long> deleteQueue(
+            String vhost, String queue, boolean ifUnused, boolean ifEmpty, String connectionId);
+
+    /**
+     * {@code basic.publish}, decided at once: the exchange is looked up and the message routed on the calling thread.
+     * The broker takes its own reference to {@code body}; the caller still releases its own.
+     *
+     * @throws BrokerFailure 404 for a missing exchange, 403 for an internal one
+     */
+    PublishOutcome publish(
+            String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user);
+
+    /**
+     * {@code basic.consume}: registers the consumer with the queue. Deliveries go to {@code sink}, possibly before the
+     * stage completes; the connection sends {@code consume-ok} first and holds deliveries until it has.
+     *
+     * @param prefetch the consumer's limit of unacknowledged messages, 0 for none
+     */
+    CompletionStage<QueueHandle> consume(
+            String vhost,
+            String queue,
+            long channelId,
+            String consumerTag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            FieldTable arguments,
+            DeliverySink sink,
+            String connectionId);
+
+    /** {@code basic.cancel}, or the channel closing: the consumer gets nothing more. */
+    void cancel(QueueHandle queue, long channelId, String consumerTag);
+
+    /** {@code basic.get}: one message, or empty when none is ready. */
+    CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId);
+
+    /** Acks, rejects or requeues messages this channel received from {@code queue}. */
+    void settle(QueueHandle queue, long[] offsets, Settlement settlement);
+
+    /** The connection closed: its exclusive queues go. Channels have already settled and cancelled. */
+    void connectionClosed(String connectionId);
+}
