@@ -1,2 +1,9 @@
-/** Durable storage: the group-committed journal, per-object segments, replica state files and crash recovery. */
+/**
+ * Durable storage: the group-committed journal, per-object segments, replica state files and crash recovery.
+ *
+ * <p>Entry points: {@link io.ganglion.storage.Storage} (one data directory) and {@link io.ganglion.storage.ReplicaLog}
+ * (one object's replica). This package owns bytes on disk and their durability; it knows nothing of assignments,
+ * quorums or AMQP, and must never depend on another Ganglion module. The on-disk format is in {@code
+ * docs/storage.md}.
+ */
 package io.ganglion.storage;

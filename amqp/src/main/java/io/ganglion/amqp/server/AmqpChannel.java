@@ -1,0 +1,1143 @@
+package io.ganglion.amqp.server;
+
+import io.ganglion.amqp.codec.BodyFrame;
+import io.ganglion.amqp.codec.Command;
+import io.ganglion.amqp.codec.CommandAssembler;
+import io.ganglion.amqp.codec.ContentCommand;
+import io.ganglion.amqp.codec.Frame;
+import io.ganglion.amqp.codec.FrameDescriptor;
+import io.ganglion.amqp.codec.HeaderFrame;
+import io.ganglion.amqp.codec.MethodCommand;
+import io.ganglion.amqp.codec.MethodFrame;
+import io.ganglion.amqp.protocol.AccessMethod;
+import io.ganglion.amqp.protocol.AmqpException;
+import io.ganglion.amqp.protocol.BasicMethod;
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.ChannelMethod;
+import io.ganglion.amqp.protocol.ClassId;
+import io.ganglion.amqp.protocol.ConfirmMethod;
+import io.ganglion.amqp.protocol.ConnectionMethod;
+import io.ganglion.amqp.protocol.ExchangeMethod;
+import io.ganglion.amqp.protocol.FrameErrorException;
+import io.ganglion.amqp.protocol.Method;
+import io.ganglion.amqp.protocol.MethodId;
+import io.ganglion.amqp.protocol.QueueMethod;
+import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.protocol.TxMethod;
+import io.ganglion.amqp.protocol.UnexpectedFrameException;
+import java.math.BigInteger;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * One AMQP channel, server side, as RabbitMQ's {@code rabbit_channel} behaves: it assembles its frames into commands,
+ * maps them to the {@link BrokerBackend}, and keeps the channel's consumers, unacknowledged deliveries, publisher
+ * confirms, prefetch limits and transaction.
+ *
+ * <pre>
+ *   OPEN ──channel.close from client──> (teardown, close-ok) ──> CLOSED, number free
+ *     │
+ *     └──soft error──> (teardown, channel.close sent) CLOSING ──close-ok──> CLOSED, number free
+ *                          discards all but channel.close (answered close-ok) and channel.close-ok
+ * </pre>
+ *
+ * <p><b>Order.</b> Commands run one at a time, in the order received, as in RabbitMQ's channel process: a command that
+ * waits for the broker (a declare, a consume, a get, a commit) makes the channel busy, and commands received meanwhile
+ * queue in {@link #inbox} until its stage completes. So replies go out in request order, {@code nowait} or not, and a
+ * publish after a {@code queue.declare(nowait)} finds the queue. Publishes do not wait: routing is decided at once and
+ * only the confirm follows the durable stage.
+ *
+ * <p><b>Deliveries.</b> A consumer's deliveries are held until its {@code consume-ok} is sent; deliveries beyond the
+ * channel's global prefetch ({@code basic.qos global=true}) wait in {@link #held} until acks make room. The per-consumer
+ * prefetch is the broker's to enforce. Delivery tags count from 1.
+ *
+ * <p><b>Teardown</b> (channel closed either way, or the connection going): consumers are cancelled first, then every
+ * message the channel holds (unacked, held back, not yet delivered) is requeued, one {@link BrokerBackend#settle} per
+ * queue with offsets ascending. Anything arriving later (a delivery, a consume completing) is handed back to the broker.
+ *
+ * <p>Implementation notes: confined to the connection's event loop; other threads reach it only through
+ * {@link AmqpConnection#post}. Soft errors close the channel; hard errors go to {@link AmqpConnection#closeConnection}.
+ */
+final class AmqpChannel {
+    private static final System.Logger LOG = System.getLogger(AmqpChannel.class.getName());
+
+    /** Channel ids unique in the process, so the broker can tell a reopened channel number from the old channel. */
+    private static final AtomicLong IDS = new AtomicLong();
+
+    private static final long MAX_EXPIRATION = 0xFFFF_FFFFL;
+    private static final long UINT_MAX = 0xFFFF_FFFFL;
+    private static final int NO_ROUTE = ReplyCode.NO_ROUTE.code();
+
+    private enum State {
+        OPEN,
+        CLOSING,
+        CLOSED
+    }
+
+    private final AmqpConnection connection;
+    private final BrokerBackend backend;
+    private final int number;
+    private final long id;
+    private final CommandAssembler assembler;
+    /** Commands (and deferred faults) received while busy, in order. */
+    private final ArrayDeque<Object> inbox = new ArrayDeque<>();
+
+    private final Map<String, ChannelConsumer> consumers = new LinkedHashMap<>();
+    private final UnackedDeliveries unacked = new UnackedDeliveries();
+    private final ArrayDeque<Held> held = new ArrayDeque<>();
+
+    private State state = State.OPEN;
+    private boolean busy;
+    private boolean tornDown;
+
+    /** The content method whose header comes next, checked against the message size limit before assembling. */
+    private Method awaitingHeaderOf;
+    /** Body octets of an oversized publish still to discard. */
+    private long skipping;
+
+    private long nextDeliveryTag = 1;
+    private int consumerPrefetch;
+    private int globalPrefetch;
+    private String lastDeclaredQueue = "";
+    private PublisherConfirms confirms;
+    private boolean confirmFlushScheduled;
+    private Transaction tx;
+
+    AmqpChannel(AmqpConnection connection, int number) {
+        this.connection = connection;
+        this.backend = connection.backend();
+        this.number = number;
+        this.id = IDS.incrementAndGet();
+        this.assembler = new CommandAssembler(number);
+    }
+
+    int number() {
+        return number;
+    }
+
+    // ---------------------------------------------------------------- frames in
+
+    /** A frame for this channel. Takes ownership of a body frame. On the event loop. */
+    void onFrame(Frame frame) {
+        if (state != State.OPEN) {
+            onFrameWhileClosing(frame);
+            return;
+        }
+        if (skipping > 0) {
+            skipOversizedBody(frame);
+            return;
+        }
+        if (awaitingHeaderOf != null && frame instanceof HeaderFrame header && isOversized(header)) {
+            refuseOversized(header);
+            return;
+        }
+        awaitingHeaderOf = null;
+        Optional<Command> command = assembler.accept(frame);
+        if (command.isPresent()) {
+            submit(command.get());
+        } else if (frame instanceof MethodFrame methodFrame) {
+            awaitingHeaderOf = methodFrame.method();
+        }
+    }
+
+    /**
+     * Over {@code max_message_size} but within the codec's hard limit: above that, the assembler answers {@code 501} as
+     * RabbitMQ's does, before any {@code 406}.
+     */
+    private boolean isOversized(HeaderFrame header) {
+        long size = header.header().bodySize();
+        return awaitingHeaderOf instanceof BasicMethod.Publish
+                && header.header().classId() == ClassId.BASIC
+                && header.header().weight() == 0
+                && Long.compareUnsigned(size, connection.config().maxMessageSize()) > 0
+                && Long.compareUnsigned(size, FrameDescriptor.MAX_BODY_SIZE) <= 0;
+    }
+
+    /**
+     * RabbitMQ assembles the whole body and then refuses it; we refuse it from the header and discard the body frames as
+     * they come, so an oversized message is never buffered. The fault takes its turn behind earlier commands.
+     */
+    private void refuseOversized(HeaderFrame header) {
+        long size = header.header().bodySize();
+        assembler.release();
+        awaitingHeaderOf = null;
+        skipping = size;
+        submit(new ServerFault(
+                ReplyCode.PRECONDITION_FAILED,
+                "message size " + Long.toUnsignedString(size) + " is larger than configured max size "
+                        + connection.config().maxMessageSize(),
+                ClassId.BASIC,
+                MethodId.BASIC_PUBLISH.methodId()));
+    }
+
+    private void skipOversizedBody(Frame frame) {
+        if (!(frame instanceof BodyFrame body)) {
+            skipping = 0;
+            throw new UnexpectedFrameException(
+                    "expected content body, got non content body frame instead",
+                    ClassId.BASIC,
+                    MethodId.BASIC_PUBLISH.methodId());
+        }
+        int size = body.content().readableBytes();
+        body.release();
+        if (size > skipping) {
+            skipping = 0;
+            throw new FrameErrorException(
+                    "content body frame exceeds remaining content size",
+                    ClassId.BASIC,
+                    MethodId.BASIC_PUBLISH.methodId());
+        }
+        skipping -= size;
+    }
+
+    private void onFrameWhileClosing(Frame frame) {
+        if (frame instanceof MethodFrame methodFrame) {
+            onMethodWhileClosing(methodFrame.method());
+        } else if (frame instanceof BodyFrame body) {
+            body.release();
+        }
+    }
+
+    private void onMethodWhileClosing(Method method) {
+        if (state != State.CLOSING) {
+            return;
+        }
+        if (method instanceof ChannelMethod.Close) {
+            connection.send(new MethodCommand(number, new ChannelMethod.CloseOk()));
+        } else if (method instanceof ChannelMethod.CloseOk) {
+            finish();
+        }
+    }
+
+    // ---------------------------------------------------------------- running commands in order
+
+    private void submit(Object inbound) {
+        if (busy || !inbox.isEmpty()) {
+            inbox.add(inbound);
+            connection.queued(1);
+            return;
+        }
+        execute(inbound);
+    }
+
+    private void drain() {
+        while (!busy && !inbox.isEmpty()) {
+            Object next = inbox.poll();
+            connection.queued(-1);
+            if (state == State.OPEN) {
+                execute(next);
+            } else {
+                if (next instanceof Command command) {
+                    onMethodWhileClosing(command.method());
+                }
+                releaseInbound(next);
+            }
+        }
+    }
+
+    private void execute(Object inbound) {
+        switch (inbound) {
+            case AmqpException fault -> fail(fault, null);
+            case MethodCommand command -> {
+                try {
+                    dispatch(command.method(), null);
+                } catch (AmqpException e) {
+                    fail(e, command.method());
+                }
+            }
+            case ContentCommand command -> {
+                try {
+                    dispatch(command.method(), command);
+                } catch (AmqpException e) {
+                    fail(e, command.method());
+                } finally {
+                    command.release();
+                }
+            }
+            default -> throw new IllegalStateException("not a command: " + inbound);
+        }
+    }
+
+    /**
+     * Waits for {@code stage}: the channel is busy until it completes, then {@code onSuccess} runs on the event loop.
+     * If the channel closed meanwhile, {@code onAbandoned} gets the value instead, to hand resources back.
+     */
+    private <T> void await(
+            CompletionStage<T> stage, Method method, Consumer<? super T> onSuccess, Consumer<? super T> onAbandoned) {
+        busy = true;
+        stage.whenComplete((value, error) -> connection.post(new LoopTask() {
+            @Override
+            public void run() {
+                resume(method, value, error, onSuccess, onAbandoned);
+            }
+
+            @Override
+            public void abandon() {
+                if (error == null && value != null) {
+                    onAbandoned.accept(value);
+                }
+            }
+        }));
+    }
+
+    private <T> void await(CompletionStage<T> stage, Method method, Consumer<? super T> onSuccess) {
+        await(stage, method, onSuccess, value -> {});
+    }
+
+    private <T> void resume(
+            Method method, T value, Throwable error, Consumer<? super T> onSuccess, Consumer<? super T> onAbandoned) {
+        busy = false;
+        if (state != State.OPEN) {
+            if (error == null && value != null) {
+                onAbandoned.accept(value);
+            }
+            drain();
+            return;
+        }
+        if (error != null) {
+            fail(brokerFault(error), method);
+        } else {
+            try {
+                onSuccess.accept(value);
+            } catch (AmqpException e) {
+                fail(e, method);
+            }
+        }
+        drain();
+    }
+
+    /** A stage's failure as the fault to close with: its own reply code, or 541 for anything else. */
+    private static AmqpException brokerFault(Throwable error) {
+        Throwable cause = error;
+        while (cause instanceof CompletionException && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        if (cause instanceof AmqpException fault) {
+            return fault;
+        }
+        LOG.log(System.Logger.Level.ERROR, "broker stage failed unexpectedly", cause);
+        return new ServerFault(
+                ReplyCode.INTERNAL_ERROR, "broker failure: " + cause.getClass().getSimpleName());
+    }
+
+    /** Closes the channel (soft error) or the connection (hard error) for {@code fault}, raised by {@code method}. */
+    private void fail(AmqpException fault, Method method) {
+        boolean hasIds = fault.classId() != 0 || fault.methodId() != 0;
+        int classId = hasIds || method == null ? fault.classId() : method.classId();
+        int methodId = hasIds || method == null ? fault.methodId() : method.methodId();
+        if (!fault.replyCode().isSoftError()) {
+            connection.closeConnection(fault.replyCode(), fault.replyText(), classId, methodId);
+            return;
+        }
+        if (state != State.OPEN) {
+            return;
+        }
+        LOG.log(
+                System.Logger.Level.INFO,
+                "closing AMQP channel channel={0} connection={1} code={2} text=\"{3}\"",
+                number,
+                connection.connectionId(),
+                fault.replyCode().code(),
+                fault.replyText());
+        teardown();
+        state = State.CLOSING;
+        connection.send(new MethodCommand(
+                number, new ChannelMethod.Close(fault.replyCode().code(), fault.replyText(), classId, methodId)));
+    }
+
+    // ---------------------------------------------------------------- dispatch
+
+    private void dispatch(Method method, ContentCommand content) {
+        switch (method) {
+            case ChannelMethod m -> onChannelMethod(m);
+            case AccessMethod m -> onAccessMethod(m);
+            case ExchangeMethod m -> onExchangeMethod(m);
+            case QueueMethod m -> onQueueMethod(m);
+            case BasicMethod m -> onBasicMethod(m, content);
+            case ConfirmMethod m -> onConfirmMethod(m);
+            case TxMethod m -> onTxMethod(m);
+            case ConnectionMethod m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onChannelMethod(ChannelMethod method) {
+        switch (method) {
+            case ChannelMethod.Open m -> throw ServerFault.of(ReplyCode.CHANNEL_ERROR, m, "second 'channel.open' seen");
+            case ChannelMethod.Flow m -> {
+                if (!m.active()) {
+                    throw ServerFault.notImplemented("active=false");
+                }
+                reply(new ChannelMethod.FlowOk(true));
+            }
+            case ChannelMethod.Close m -> {
+                teardown();
+                state = State.CLOSED;
+                connection.send(new MethodCommand(number, new ChannelMethod.CloseOk()));
+                finish();
+            }
+            case ChannelMethod.OpenOk m -> throw ServerFault.unimplemented(m);
+            case ChannelMethod.FlowOk m -> throw ServerFault.unimplemented(m);
+            case ChannelMethod.CloseOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onAccessMethod(AccessMethod method) {
+        switch (method) {
+            case AccessMethod.Request m -> reply(new AccessMethod.RequestOk(1));
+            case AccessMethod.RequestOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onExchangeMethod(ExchangeMethod method) {
+        String vhost = connection.vhost();
+        switch (method) {
+            case ExchangeMethod.Declare m ->
+                await(
+                        backend.declareExchange(
+                                vhost,
+                                m.exchange(),
+                                m.type(),
+                                m.passive(),
+                                m.durable(),
+                                m.autoDelete(),
+                                m.internal(),
+                                m.arguments()),
+                        m,
+                        done -> replyUnless(m.nowait(), new ExchangeMethod.DeclareOk()));
+            case ExchangeMethod.Delete m ->
+                await(
+                        backend.deleteExchange(vhost, m.exchange(), m.ifUnused()),
+                        m,
+                        done -> replyUnless(m.nowait(), new ExchangeMethod.DeleteOk()));
+            case ExchangeMethod.Bind m ->
+                await(
+                        backend.bindExchange(vhost, m.destination(), m.source(), m.routingKey(), m.arguments(), true),
+                        m,
+                        done -> replyUnless(m.nowait(), new ExchangeMethod.BindOk()));
+            case ExchangeMethod.Unbind m ->
+                await(
+                        backend.bindExchange(vhost, m.destination(), m.source(), m.routingKey(), m.arguments(), false),
+                        m,
+                        done -> replyUnless(m.nowait(), new ExchangeMethod.UnbindOk()));
+            case ExchangeMethod.DeclareOk m -> throw ServerFault.unimplemented(m);
+            case ExchangeMethod.DeleteOk m -> throw ServerFault.unimplemented(m);
+            case ExchangeMethod.BindOk m -> throw ServerFault.unimplemented(m);
+            case ExchangeMethod.UnbindOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onQueueMethod(QueueMethod method) {
+        String vhost = connection.vhost();
+        String connectionId = connection.connectionId();
+        switch (method) {
+            case QueueMethod.Declare m ->
+                await(
+                        backend.declareQueue(
+                                vhost,
+                                m.queue(),
+                                m.passive(),
+                                m.durable(),
+                                m.exclusive(),
+                                m.autoDelete(),
+                                m.arguments(),
+                                connectionId),
+                        m,
+                        declared -> {
+                            lastDeclaredQueue = declared.queue();
+                            replyUnless(
+                                    m.nowait(),
+                                    new QueueMethod.DeclareOk(
+                                            declared.queue(),
+                                            uint(declared.messageCount()),
+                                            uint(declared.consumerCount())));
+                        });
+            case QueueMethod.Bind m ->
+                await(
+                        backend.bindQueue(
+                                vhost,
+                                queueName(m.queue()),
+                                m.exchange(),
+                                routingKey(m.queue(), m.routingKey()),
+                                m.arguments(),
+                                true,
+                                connectionId),
+                        m,
+                        done -> replyUnless(m.nowait(), new QueueMethod.BindOk()));
+            case QueueMethod.Unbind m ->
+                await(
+                        backend.bindQueue(
+                                vhost,
+                                queueName(m.queue()),
+                                m.exchange(),
+                                routingKey(m.queue(), m.routingKey()),
+                                m.arguments(),
+                                false,
+                                connectionId),
+                        m,
+                        done -> reply(new QueueMethod.UnbindOk()));
+            case QueueMethod.Purge m ->
+                await(
+                        backend.purgeQueue(vhost, queueName(m.queue()), connectionId),
+                        m,
+                        purged -> replyUnless(m.nowait(), new QueueMethod.PurgeOk(uint(purged))));
+            case QueueMethod.Delete m ->
+                await(
+                        backend.deleteQueue(vhost, queueName(m.queue()), m.ifUnused(), m.ifEmpty(), connectionId),
+                        m,
+                        deleted -> replyUnless(m.nowait(), new QueueMethod.DeleteOk(uint(deleted))));
+            case QueueMethod.DeclareOk m -> throw ServerFault.unimplemented(m);
+            case QueueMethod.BindOk m -> throw ServerFault.unimplemented(m);
+            case QueueMethod.UnbindOk m -> throw ServerFault.unimplemented(m);
+            case QueueMethod.PurgeOk m -> throw ServerFault.unimplemented(m);
+            case QueueMethod.DeleteOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onBasicMethod(BasicMethod method, ContentCommand content) {
+        switch (method) {
+            case BasicMethod.Qos m -> onQos(m);
+            case BasicMethod.Consume m -> onConsume(m);
+            case BasicMethod.Cancel m -> onCancel(m);
+            case BasicMethod.Publish m -> onPublish(m, content);
+            case BasicMethod.Get m -> onGet(m);
+            case BasicMethod.Ack m -> settle(unacked.take(m.deliveryTag(), m.multiple()), Settlement.ACK);
+            case BasicMethod.Nack m ->
+                settle(
+                        unacked.take(m.deliveryTag(), m.multiple()),
+                        m.requeue() ? Settlement.REQUEUE : Settlement.DISCARD);
+            case BasicMethod.Reject m ->
+                settle(unacked.take(m.deliveryTag(), false), m.requeue() ? Settlement.REQUEUE : Settlement.DISCARD);
+            case BasicMethod.RecoverAsync m -> recover(m.requeue());
+            case BasicMethod.Recover m -> {
+                recover(m.requeue());
+                reply(new BasicMethod.RecoverOk());
+            }
+            case BasicMethod.QosOk m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.ConsumeOk m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.CancelOk m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.Return m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.Deliver m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.GetOk m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.GetEmpty m -> throw ServerFault.unimplemented(m);
+            case BasicMethod.RecoverOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onConfirmMethod(ConfirmMethod method) {
+        switch (method) {
+            case ConfirmMethod.Select m -> {
+                if (tx != null) {
+                    throw ServerFault.preconditionFailed("cannot switch from tx to confirm mode");
+                }
+                if (confirms == null) {
+                    confirms = new PublisherConfirms();
+                }
+                replyUnless(m.nowait(), new ConfirmMethod.SelectOk());
+            }
+            case ConfirmMethod.SelectOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    private void onTxMethod(TxMethod method) {
+        switch (method) {
+            case TxMethod.Select m -> {
+                if (confirms != null) {
+                    throw ServerFault.preconditionFailed("cannot switch from confirm to tx mode");
+                }
+                if (tx == null) {
+                    tx = new Transaction();
+                }
+                reply(new TxMethod.SelectOk());
+            }
+            case TxMethod.Commit m -> commit(m);
+            case TxMethod.Rollback m -> {
+                requireTransaction();
+                tx.rollback(unacked);
+                reply(new TxMethod.RollbackOk());
+            }
+            case TxMethod.SelectOk m -> throw ServerFault.unimplemented(m);
+            case TxMethod.CommitOk m -> throw ServerFault.unimplemented(m);
+            case TxMethod.RollbackOk m -> throw ServerFault.unimplemented(m);
+        }
+    }
+
+    // ---------------------------------------------------------------- publishing
+
+    private void onPublish(BasicMethod.Publish publish, ContentCommand content) {
+        if (publish.immediate()) {
+            throw ServerFault.notImplemented("immediate=true");
+        }
+        BasicProperties properties = content.properties();
+        checkUserId(properties);
+        checkExpiration(properties);
+        if (tx != null) {
+            tx.publishes.add(content.retain());
+            return;
+        }
+        route(publish, content);
+    }
+
+    /** Routes one publish; returns its durable stage (already complete when it reached no queue). */
+    private CompletionStage<Void> route(BasicMethod.Publish publish, ContentCommand content) {
+        PublishOutcome outcome = backend.publish(
+                connection.vhost(),
+                publish.exchange(),
+                publish.routingKey(),
+                content.properties(),
+                content.body(),
+                connection.user());
+        switch (outcome) {
+            case PublishOutcome.Routed routed -> {
+                if (confirms != null) {
+                    long seq = confirms.assign();
+                    routed.durable().whenComplete((done, error) -> connection.post(() -> onConfirm(seq, error)));
+                }
+                return routed.durable();
+            }
+            case PublishOutcome.Unroutable unroutable -> {
+                if (publish.mandatory()) {
+                    connection.send(new ContentCommand(
+                            number,
+                            new BasicMethod.Return(
+                                    NO_ROUTE, ReplyCode.NO_ROUTE.name(), publish.exchange(), publish.routingKey()),
+                            content.properties(),
+                            content.body().retainedDuplicate()));
+                }
+                if (confirms != null) {
+                    // Decided now, sent at the end of the task: after the return, as RabbitMQ orders them.
+                    decide(confirms.assign(), true);
+                }
+                return CompletableFuture.completedFuture(null);
+            }
+        }
+    }
+
+    private void onConfirm(long seq, Throwable error) {
+        if (state != State.OPEN || confirms == null) {
+            return;
+        }
+        if (error != null) {
+            LOG.log(
+                    System.Logger.Level.DEBUG,
+                    "publish not confirmed channel={0} connection={1} seq={2}: {3}",
+                    number,
+                    connection.connectionId(),
+                    seq,
+                    error);
+        }
+        decide(seq, error == null);
+    }
+
+    private void decide(long seq, boolean ack) {
+        confirms.decide(seq, ack);
+        if (!confirmFlushScheduled) {
+            confirmFlushScheduled = true;
+            connection.later(this::flushConfirms);
+        }
+    }
+
+    private void flushConfirms() {
+        confirmFlushScheduled = false;
+        if (state != State.OPEN || confirms == null) {
+            return;
+        }
+        for (BasicMethod method : confirms.drain()) {
+            connection.send(new MethodCommand(number, method));
+        }
+    }
+
+    private void checkUserId(BasicProperties properties) {
+        String claimed = properties.userId();
+        if (claimed != null && !claimed.equals(connection.user())) {
+            throw ServerFault.preconditionFailed(
+                    "user_id property set to '" + claimed + "' but authenticated user was '" + connection.user() + "'");
+        }
+    }
+
+    /** As RabbitMQ's {@code rabbit_basic:parse_expiration/1}: a decimal integer of milliseconds, 0 to 2^32 - 1. */
+    private static void checkExpiration(BasicProperties properties) {
+        String expiration = properties.expiration();
+        if (expiration == null) {
+            return;
+        }
+        int digitsFrom = !expiration.isEmpty() && (expiration.charAt(0) == '-' || expiration.charAt(0) == '+') ? 1 : 0;
+        int end = digitsFrom;
+        while (end < expiration.length() && expiration.charAt(end) >= '0' && expiration.charAt(end) <= '9') {
+            end++;
+        }
+        String reason;
+        if (end == digitsFrom) {
+            reason = "no_integer";
+        } else if (end < expiration.length()) {
+            reason = "{leftover_string,\"" + expiration.substring(end) + "\"}";
+        } else {
+            BigInteger value = new BigInteger(expiration);
+            if (value.signum() < 0) {
+                reason = "{value_negative," + value + "}";
+            } else if (value.compareTo(BigInteger.valueOf(MAX_EXPIRATION)) > 0) {
+                reason = "{value_too_large," + value + "}";
+            } else {
+                return;
+            }
+        }
+        throw ServerFault.preconditionFailed("invalid expiration '" + expiration + "': " + reason);
+    }
+
+    // ---------------------------------------------------------------- transactions
+
+    private void requireTransaction() {
+        if (tx == null) {
+            throw ServerFault.preconditionFailed("channel is not transactional");
+        }
+    }
+
+    private void commit(TxMethod.Commit commit) {
+        requireTransaction();
+        List<ContentCommand> publishes = tx.takePublishes();
+        List<Transaction.Settle> settles = tx.takeSettles();
+        CompletionStage<Void> durable = CompletableFuture.completedFuture(null);
+        try {
+            for (ContentCommand publish : publishes) {
+                CompletionStage<Void> stage = route((BasicMethod.Publish) publish.method(), publish);
+                durable = durable.thenCombine(stage, (a, b) -> null);
+            }
+        } finally {
+            publishes.forEach(ContentCommand::release);
+        }
+        for (Transaction.Settle settle : settles) {
+            UnackedDeliveries.settle(backend, settle.entries(), settle.settlement());
+        }
+        releaseHeld();
+        CompletionStage<Void> committed = durable.handle((done, error) -> {
+            if (error != null) {
+                throw new CompletionException(ServerFault.preconditionFailed("partial tx completion"));
+            }
+            return null;
+        });
+        await(committed, commit, done -> reply(new TxMethod.CommitOk()));
+    }
+
+    /** The publishes and settlements of an open transaction, applied on commit and dropped on rollback. */
+    private static final class Transaction {
+        record Settle(List<UnackedDeliveries.Entry> entries, Settlement settlement) {}
+
+        private List<ContentCommand> publishes = new ArrayList<>();
+        private List<Settle> settles = new ArrayList<>();
+
+        List<ContentCommand> takePublishes() {
+            List<ContentCommand> taken = publishes;
+            publishes = new ArrayList<>();
+            return taken;
+        }
+
+        List<Settle> takeSettles() {
+            List<Settle> taken = settles;
+            settles = new ArrayList<>();
+            return taken;
+        }
+
+        /** Drops the publishes and puts the acked deliveries back, as RabbitMQ's {@code tx.rollback}. */
+        void rollback(UnackedDeliveries unacked) {
+            takePublishes().forEach(ContentCommand::release);
+            List<UnackedDeliveries.Entry> entries = new ArrayList<>();
+            for (Settle settle : takeSettles()) {
+                entries.addAll(settle.entries());
+            }
+            unacked.restore(entries);
+        }
+    }
+
+    // ---------------------------------------------------------------- consuming
+
+    private void onQos(BasicMethod.Qos qos) {
+        if (qos.prefetchSize() != 0) {
+            throw ServerFault.notImplemented("prefetch_size!=0 (" + qos.prefetchSize() + ")");
+        }
+        if (qos.global()) {
+            globalPrefetch = qos.prefetchCount();
+            releaseHeld();
+        } else {
+            consumerPrefetch = qos.prefetchCount();
+        }
+        reply(new BasicMethod.QosOk());
+    }
+
+    private void onConsume(BasicMethod.Consume consume) {
+        String queue = queueName(consume.queue());
+        String tag = consume.consumerTag().isEmpty() ? newConsumerTag() : consume.consumerTag();
+        if (consumers.containsKey(tag)) {
+            throw new ServerFault(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+        }
+        ChannelConsumer consumer = new ChannelConsumer(tag, consume.noAck());
+        consumers.put(tag, consumer);
+        CompletionStage<QueueHandle> stage = backend.consume(
+                connection.vhost(),
+                queue,
+                id,
+                tag,
+                consume.noAck(),
+                consume.exclusive(),
+                consumerPrefetch,
+                consume.arguments(),
+                new Sink(consumer),
+                connection.connectionId());
+        await(
+                stage,
+                consume,
+                handle -> {
+                    consumer.handle = handle;
+                    replyUnless(consume.nowait(), new BasicMethod.ConsumeOk(tag));
+                    consumer.ready = true;
+                    while (!consumer.early.isEmpty() && consumer.active) {
+                        deliverOrHold(consumer, consumer.early.poll());
+                    }
+                    if (consumer.cancelledByBroker) {
+                        onBrokerCancel(consumer);
+                    }
+                },
+                handle -> backend.cancel(handle, id, tag));
+    }
+
+    private void onCancel(BasicMethod.Cancel cancel) {
+        ChannelConsumer consumer = consumers.remove(cancel.consumerTag());
+        if (consumer != null) {
+            consumer.active = false;
+            if (consumer.handle != null) {
+                backend.cancel(consumer.handle, id, consumer.tag);
+            }
+            requeueWaiting(consumer);
+        }
+        // An unknown tag is not an error: "the spec requires we ignore this situation".
+        replyUnless(cancel.nowait(), new BasicMethod.CancelOk(cancel.consumerTag()));
+    }
+
+    private void onGet(BasicMethod.Get get) {
+        String queue = queueName(get.queue());
+        await(
+                backend.get(connection.vhost(), queue, get.noAck(), connection.connectionId()),
+                get,
+                result -> {
+                    if (result.isEmpty()) {
+                        reply(new BasicMethod.GetEmpty());
+                        return;
+                    }
+                    Delivery delivery = result.get();
+                    long tag = nextDeliveryTag++;
+                    if (!get.noAck()) {
+                        unacked.add(tag, delivery.queue(), delivery.offset());
+                    }
+                    connection.send(new ContentCommand(
+                            number,
+                            new BasicMethod.GetOk(
+                                    tag,
+                                    delivery.redelivered(),
+                                    delivery.exchange(),
+                                    delivery.routingKey(),
+                                    uint(delivery.messageCount())),
+                            properties(delivery),
+                            delivery.content()));
+                },
+                result -> result.ifPresent(delivery -> giveBack(delivery, !get.noAck())));
+    }
+
+    private void onDelivery(ChannelConsumer consumer, Delivery delivery) {
+        if (state != State.OPEN || !consumer.active) {
+            giveBack(delivery, !consumer.noAck);
+            return;
+        }
+        if (!consumer.ready) {
+            consumer.early.add(delivery);
+            return;
+        }
+        deliverOrHold(consumer, delivery);
+    }
+
+    private void onBrokerCancel(ChannelConsumer consumer) {
+        if (state != State.OPEN || !consumer.active) {
+            return;
+        }
+        if (!consumer.ready) {
+            // consume-ok must go first; the cancel follows it.
+            consumer.cancelledByBroker = true;
+            return;
+        }
+        consumer.active = false;
+        consumers.remove(consumer.tag);
+        requeueWaiting(consumer);
+        if (connection.consumerCancelNotify()) {
+            connection.send(new MethodCommand(number, new BasicMethod.Cancel(consumer.tag, true)));
+        }
+    }
+
+    private void deliverOrHold(ChannelConsumer consumer, Delivery delivery) {
+        if (!consumer.noAck && globalPrefetch > 0 && (unacked.size() >= globalPrefetch || !held.isEmpty())) {
+            held.add(new Held(consumer, delivery));
+            return;
+        }
+        deliver(consumer, delivery);
+    }
+
+    private void deliver(ChannelConsumer consumer, Delivery delivery) {
+        long tag = nextDeliveryTag++;
+        if (!consumer.noAck) {
+            unacked.add(tag, delivery.queue(), delivery.offset());
+        }
+        connection.send(new ContentCommand(
+                number,
+                new BasicMethod.Deliver(
+                        consumer.tag, tag, delivery.redelivered(), delivery.exchange(), delivery.routingKey()),
+                properties(delivery),
+                delivery.content()));
+    }
+
+    /** Sends held deliveries while the global prefetch allows. */
+    private void releaseHeld() {
+        while (!held.isEmpty() && (globalPrefetch == 0 || unacked.size() < globalPrefetch)) {
+            Held next = held.poll();
+            if (next.consumer().active) {
+                deliver(next.consumer(), next.delivery());
+            } else {
+                giveBack(next.delivery(), true);
+            }
+        }
+    }
+
+    private void settle(List<UnackedDeliveries.Entry> entries, Settlement settlement) {
+        if (tx != null) {
+            if (!entries.isEmpty()) {
+                tx.settles.add(new Transaction.Settle(entries, settlement));
+            }
+            return;
+        }
+        UnackedDeliveries.settle(backend, entries, settlement);
+        releaseHeld();
+    }
+
+    private void recover(boolean requeue) {
+        if (!requeue) {
+            throw ServerFault.notImplemented("requeue=false");
+        }
+        UnackedDeliveries.settle(backend, unacked.takeAll(), Settlement.REQUEUE);
+        releaseHeld();
+    }
+
+    /** Requeues what a consumer going away still has waiting on this channel: its held and early deliveries. */
+    private void requeueWaiting(ChannelConsumer consumer) {
+        List<UnackedDeliveries.Entry> entries = new ArrayList<>();
+        for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
+            Held next = it.next();
+            if (next.consumer() == consumer) {
+                it.remove();
+                entries.add(entry(next.delivery()));
+                next.delivery().release();
+            }
+        }
+        for (Delivery delivery : consumer.early) {
+            if (!consumer.noAck) {
+                entries.add(entry(delivery));
+            }
+            delivery.release();
+        }
+        consumer.early.clear();
+        UnackedDeliveries.settle(backend, entries, Settlement.REQUEUE);
+    }
+
+    /** Hands a delivery that will not reach the client back to its queue (unless it was taken without ack). */
+    private void giveBack(Delivery delivery, boolean requeue) {
+        try {
+            if (requeue) {
+                backend.settle(delivery.queue(), new long[] {delivery.offset()}, Settlement.REQUEUE);
+            }
+        } finally {
+            delivery.release();
+        }
+    }
+
+    private String newConsumerTag() {
+        byte[] random = new byte[16];
+        String tag;
+        do {
+            ThreadLocalRandom.current().nextBytes(random);
+            tag = "amq.ctag-" + Base64.getUrlEncoder().withoutPadding().encodeToString(random);
+        } while (consumers.containsKey(tag));
+        return tag;
+    }
+
+    // ---------------------------------------------------------------- closing
+
+    /**
+     * Lets go of everything the channel holds with the broker: consumers cancelled first (so nothing is redelivered
+     * here), then unacked, held and early deliveries requeued per queue in offset order; partial content and an open
+     * transaction dropped. Idempotent.
+     */
+    private void teardown() {
+        if (tornDown) {
+            return;
+        }
+        tornDown = true;
+        assembler.release();
+        awaitingHeaderOf = null;
+        skipping = 0;
+        List<UnackedDeliveries.Entry> requeue = new ArrayList<>();
+        for (ChannelConsumer consumer : consumers.values()) {
+            consumer.active = false;
+            if (consumer.handle != null) {
+                backend.cancel(consumer.handle, id, consumer.tag);
+            }
+        }
+        if (tx != null) {
+            tx.rollback(unacked);
+        }
+        requeue.addAll(unacked.takeAll());
+        for (Held next : held) {
+            requeue.add(entry(next.delivery()));
+        }
+        for (ChannelConsumer consumer : consumers.values()) {
+            if (!consumer.noAck) {
+                for (Delivery delivery : consumer.early) {
+                    requeue.add(entry(delivery));
+                }
+            }
+        }
+        try {
+            UnackedDeliveries.settle(backend, requeue, Settlement.REQUEUE);
+        } finally {
+            held.forEach(next -> next.delivery().release());
+            held.clear();
+            for (ChannelConsumer consumer : consumers.values()) {
+                consumer.early.forEach(Delivery::release);
+                consumer.early.clear();
+            }
+            consumers.clear();
+        }
+    }
+
+    /** The connection is going: tear down and drop queued commands. */
+    void dispose() {
+        try {
+            teardown();
+        } finally {
+            state = State.CLOSED;
+            while (!inbox.isEmpty()) {
+                releaseInbound(inbox.poll());
+            }
+        }
+    }
+
+    /** {@code channel.close-ok} sent or received: the number is free. */
+    private void finish() {
+        state = State.CLOSED;
+        connection.channelFinished(this);
+        while (!inbox.isEmpty()) {
+            releaseInbound(inbox.poll());
+            connection.queued(-1);
+        }
+    }
+
+    private static void releaseInbound(Object inbound) {
+        if (inbound instanceof ContentCommand command) {
+            command.release();
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private void reply(Method method) {
+        connection.send(new MethodCommand(number, method));
+    }
+
+    private void replyUnless(boolean nowait, Method method) {
+        if (!nowait) {
+            reply(method);
+        }
+    }
+
+    /** RabbitMQ's shortcut: an empty queue name means the queue last declared on this channel. */
+    private String queueName(String queue) {
+        if (!queue.isEmpty()) {
+            return queue;
+        }
+        if (lastDeclaredQueue.isEmpty()) {
+            throw new ServerFault(ReplyCode.NOT_FOUND, "no previously declared queue");
+        }
+        return lastDeclaredQueue;
+    }
+
+    /** RabbitMQ's shortcut: empty queue and routing key bind with the last declared queue's name as the key. */
+    private String routingKey(String queue, String routingKey) {
+        return queue.isEmpty() && routingKey.isEmpty() ? queueName(queue) : routingKey;
+    }
+
+    private static UnackedDeliveries.Entry entry(Delivery delivery) {
+        return new UnackedDeliveries.Entry(0, delivery.queue(), delivery.offset());
+    }
+
+    private static BasicProperties properties(Delivery delivery) {
+        return delivery.properties() == null ? BasicProperties.EMPTY : delivery.properties();
+    }
+
+    private static long uint(long value) {
+        return Math.max(0, Math.min(UINT_MAX, value));
+    }
+
+    private record Held(ChannelConsumer consumer, Delivery delivery) {}
+
+    /** A consumer of this channel. */
+    private static final class ChannelConsumer {
+        final String tag;
+        final boolean noAck;
+        /** Deliveries that came before {@code consume-ok} was sent. */
+        final ArrayDeque<Delivery> early = new ArrayDeque<>();
+
+        QueueHandle handle;
+        boolean ready;
+        boolean active = true;
+        boolean cancelledByBroker;
+
+        ChannelConsumer(String tag, boolean noAck) {
+            this.tag = tag;
+            this.noAck = noAck;
+        }
+    }
+
+    /** Where the broker delivers to one consumer; any thread. */
+    private final class Sink implements DeliverySink {
+        private final ChannelConsumer consumer;
+
+        Sink(ChannelConsumer consumer) {
+            this.consumer = consumer;
+        }
+
+        @Override
+        public void deliver(String consumerTag, Delivery delivery) {
+            connection.post(new LoopTask() {
+                @Override
+                public void run() {
+                    onDelivery(consumer, delivery);
+                }
+
+                @Override
+                public void abandon() {
+                    delivery.release();
+                }
+            });
+        }
+
+        @Override
+        public void cancelled(String consumerTag) {
+            connection.post(() -> onBrokerCancel(consumer));
+        }
+    }
+}

@@ -1,0 +1,228 @@
+package io.ganglion.broker;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.ganglion.metadata.MetadataCommand;
+import io.ganglion.metadata.MetadataImage;
+import io.ganglion.metadata.MetadataLog;
+import io.ganglion.metadata.User;
+import io.ganglion.metadata.Vhost;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP API on the management port: JSON for {@code bin/ganglion ctl} and tools. Requests authenticate with HTTP
+ * basic as a user tagged {@code administrator}.
+ *
+ * <pre>
+ *   GET    /api/overview
+ *   GET    /api/vhosts                 PUT /api/vhosts/{name}       DELETE /api/vhosts/{name}
+ *   GET    /api/users                  PUT /api/users/{name}?password=..&amp;tags=a,b   DELETE /api/users/{name}
+ *   GET    /api/queues
+ * </pre>
+ *
+ * Errors answer with a status (400, 401, 404) and {@code {"error": "..."}}.
+ */
+final class AdminHttp implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminHttp.class);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final HttpServer server;
+    private final MetadataLog metadata;
+    private final BrokerConfig config;
+
+    private AdminHttp(HttpServer server, MetadataLog metadata, BrokerConfig config) {
+        this.server = server;
+        this.metadata = metadata;
+        this.config = config;
+    }
+
+    static AdminHttp start(String host, int port, MetadataLog metadata, BrokerConfig config) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);
+        AdminHttp http = new AdminHttp(server, metadata, config);
+        server.createContext("/api/", http::handle);
+        server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "ganglion-http");
+            thread.setDaemon(true);
+            return thread;
+        }));
+        server.start();
+        return http;
+    }
+
+    int port() {
+        return server.getAddress().getPort();
+    }
+
+    private void handle(HttpExchange exchange) throws IOException {
+        try {
+            if (!authorized(exchange)) {
+                exchange.getResponseHeaders().add("WWW-Authenticate", "Basic realm=\"ganglion\"");
+                reply(exchange, 401, Map.of("error", "an administrator user and password are required"));
+                return;
+            }
+            String path = exchange.getRequestURI().getPath();
+            String method = exchange.getRequestMethod();
+            List<String> parts =
+                    new ArrayList<>(List.of(path.substring("/api/".length()).split("/")));
+            parts.removeIf(String::isEmpty);
+            route(exchange, method, parts);
+        } catch (IllegalArgumentException e) {
+            reply(exchange, 400, Map.of("error", e.getMessage()));
+        } catch (RuntimeException e) {
+            LOG.error("event=http_failed uri={}", exchange.getRequestURI(), e);
+            reply(exchange, 500, Map.of("error", String.valueOf(e.getMessage())));
+        } finally {
+            exchange.close();
+        }
+    }
+
+    private void route(HttpExchange exchange, String method, List<String> parts) throws IOException {
+        MetadataImage image = metadata.image();
+        String resource = parts.isEmpty() ? "" : parts.get(0);
+        String name = parts.size() > 1 ? URLDecoder.decode(parts.get(1), StandardCharsets.UTF_8) : null;
+        switch (resource + ":" + method + ":" + (name == null ? "" : "name")) {
+            case "overview:GET:" -> reply(exchange, 200, overview(image));
+            case "vhosts:GET:" -> reply(exchange, 200, new ArrayList<>(new TreeMap<>(image.vhosts()).keySet()));
+            case "vhosts:PUT:name" -> command(exchange, new MetadataCommand.PutVhost(name));
+            case "vhosts:DELETE:name" -> command(exchange, new MetadataCommand.DeleteVhost(name));
+            case "users:GET:" -> {
+                List<Map<String, Object>> users = new ArrayList<>();
+                for (User user : new TreeMap<>(image.users()).values()) {
+                    users.add(Map.of("name", user.name(), "tags", user.tags()));
+                }
+                reply(exchange, 200, users);
+            }
+            case "users:PUT:name" -> {
+                Map<String, String> query = query(exchange);
+                String password = query.get("password");
+                if (password == null) {
+                    throw new IllegalArgumentException("password is required");
+                }
+                List<String> tags = query.getOrDefault("tags", "").isBlank()
+                        ? List.of()
+                        : List.of(query.get("tags").split(","));
+                byte[] salt = new byte[4];
+                RANDOM.nextBytes(salt);
+                command(exchange, new MetadataCommand.PutUser(User.withPassword(name, password, salt, tags)));
+            }
+            case "users:DELETE:name" -> command(exchange, new MetadataCommand.DeleteUser(name));
+            case "queues:GET:" -> {
+                List<Map<String, Object>> queues = new ArrayList<>();
+                for (Vhost vhost : new TreeMap<>(image.vhosts()).values()) {
+                    for (var queue : new TreeMap<>(vhost.queues()).values()) {
+                        Map<String, Object> row = new LinkedHashMap<>();
+                        row.put("vhost", vhost.name());
+                        row.put("name", queue.name());
+                        row.put("type", queue.type().wireName());
+                        row.put("durable", queue.durable());
+                        row.put("exclusive", queue.exclusive());
+                        row.put("auto_delete", queue.autoDelete());
+                        row.put("owner", config.nodeId());
+                        queues.add(row);
+                    }
+                }
+                reply(exchange, 200, queues);
+            }
+            default ->
+                reply(
+                        exchange,
+                        404,
+                        Map.of(
+                                "error",
+                                "no such resource: " + exchange.getRequestURI().getPath()));
+        }
+    }
+
+    private Map<String, Object> overview(MetadataImage image) {
+        Map<String, Object> overview = new LinkedHashMap<>();
+        overview.put("node", config.nodeId());
+        overview.put("cluster_name", config.clusterName());
+        overview.put("version", Broker.VERSION);
+        overview.put("vhosts", image.vhosts().size());
+        overview.put("users", image.users().size());
+        overview.put(
+                "queues",
+                image.vhosts().values().stream()
+                        .mapToInt(v -> v.queues().size())
+                        .sum());
+        return overview;
+    }
+
+    private void command(HttpExchange exchange, MetadataCommand command) throws IOException {
+        MetadataImage.Applied applied = metadata.propose(command).join();
+        if (applied.rejection().isPresent()) {
+            int status = applied.rejection().get().kind() == io.ganglion.metadata.Rejection.Kind.NOT_FOUND ? 404 : 400;
+            reply(exchange, status, Map.of("error", applied.rejection().get().message()));
+        } else {
+            reply(exchange, 200, Map.of("ok", true));
+        }
+    }
+
+    private boolean authorized(HttpExchange exchange) {
+        String header = exchange.getRequestHeaders().getFirst("Authorization");
+        if (header == null || !header.startsWith("Basic ")) {
+            return false;
+        }
+        String decoded;
+        try {
+            decoded = new String(Base64.getDecoder().decode(header.substring(6).strip()), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+        int colon = decoded.indexOf(':');
+        if (colon < 0) {
+            return false;
+        }
+        String user = decoded.substring(0, colon);
+        return metadata.image()
+                .user(user)
+                .filter(u -> u.tags().contains("administrator"))
+                .filter(u -> u.checkPassword(decoded.substring(colon + 1)))
+                .isPresent();
+    }
+
+    private static Map<String, String> query(HttpExchange exchange) {
+        Map<String, String> query = new LinkedHashMap<>();
+        String raw = exchange.getRequestURI().getRawQuery();
+        if (raw == null) {
+            return query;
+        }
+        for (String pair : raw.split("&")) {
+            int equals = pair.indexOf('=');
+            String key = URLDecoder.decode(equals < 0 ? pair : pair.substring(0, equals), StandardCharsets.UTF_8);
+            String value = equals < 0 ? "" : URLDecoder.decode(pair.substring(equals + 1), StandardCharsets.UTF_8);
+            query.put(key, value);
+        }
+        return query;
+    }
+
+    private static void reply(HttpExchange exchange, int status, Object body) throws IOException {
+        byte[] bytes = JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(body);
+        exchange.getResponseHeaders().add("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        try (OutputStream out = exchange.getResponseBody()) {
+            out.write(bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}

@@ -1,0 +1,170 @@
+package io.ganglion.broker;
+
+import io.ganglion.coordination.RuntimeSettings;
+import io.ganglion.coordination.Settings;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A broker's configuration: a {@code key = value} file, overridden by command-line flags. Broker keys are listed below;
+ * every other key must be a runtime setting name (see {@link RuntimeSettings}). An unknown key, a value of the wrong
+ * type or out of range is refused with a message naming the key.
+ *
+ * <pre>
+ *   node.id       = ganglion-1        this broker's stable id (default: ganglion@hostname-less "ganglion-1")
+ *   cluster.name  = ganglion          reported to clients as cluster_name
+ *   data.dir      = ./data/ganglion-1 storage, metadata log
+ *   amqp.host     = 127.0.0.1         interface the AMQP listener binds
+ *   amqp.port     = 5672
+ *   http.port     = 15672             the HTTP API ({@code bin/ganglion ctl}), on amqp.host
+ *   default.user  = guest             created with default.pass on first start, loopback only when it is guest
+ *   default.pass  = guest
+ * </pre>
+ */
+public record BrokerConfig(
+        String nodeId,
+        String clusterName,
+        Path dataDir,
+        String amqpHost,
+        int amqpPort,
+        int httpPort,
+        String defaultUser,
+        String defaultPass,
+        Settings settings) {
+
+    private static final List<String> BROKER_KEYS = List.of(
+            "node.id",
+            "cluster.name",
+            "data.dir",
+            "amqp.host",
+            "amqp.port",
+            "http.port",
+            "default.user",
+            "default.pass");
+
+    /** A configuration problem; the CLI prints the message and exits with status 2. */
+    public static final class ConfigException extends Exception {
+        public ConfigException(String message) {
+            super(message);
+        }
+    }
+
+    public static BrokerConfig defaults() {
+        return new BrokerConfig(
+                "ganglion-1",
+                "ganglion",
+                Path.of("data", "ganglion-1"),
+                "127.0.0.1",
+                5672,
+                15672,
+                "guest",
+                "guest",
+                Settings.defaults());
+    }
+
+    /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
+    public static BrokerConfig load(Path file, Map<String, String> overrides) throws ConfigException {
+        Map<String, String> values = new LinkedHashMap<>();
+        if (file != null) {
+            values.putAll(parseFile(file));
+        }
+        values.putAll(overrides);
+        return from(values);
+    }
+
+    static Map<String, String> parseFile(Path file) throws ConfigException {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file);
+        } catch (IOException e) {
+            throw new ConfigException("cannot read config file " + file + ": " + e.getMessage());
+        }
+        Map<String, String> values = new LinkedHashMap<>();
+        for (int i = 0; i < lines.size(); i++) {
+            String line = lines.get(i).strip();
+            if (line.isEmpty() || line.startsWith("#")) {
+                continue;
+            }
+            int equals = line.indexOf('=');
+            if (equals <= 0) {
+                throw new ConfigException(file + " line " + (i + 1) + ": expected 'key = value', got '" + line + "'");
+            }
+            values.put(
+                    line.substring(0, equals).strip(),
+                    line.substring(equals + 1).strip());
+        }
+        return values;
+    }
+
+    static BrokerConfig from(Map<String, String> values) throws ConfigException {
+        BrokerConfig base = defaults();
+        String nodeId = base.nodeId;
+        String clusterName = base.clusterName;
+        Path dataDir = null;
+        String host = base.amqpHost;
+        int port = base.amqpPort;
+        int httpPort = base.httpPort;
+        String user = base.defaultUser;
+        String pass = base.defaultPass;
+        Map<String, String> settings = new LinkedHashMap<>();
+        for (Map.Entry<String, String> entry : values.entrySet()) {
+            String key = entry.getKey();
+            String value = entry.getValue();
+            switch (key) {
+                case "node.id" -> nodeId = nonEmpty(key, value);
+                case "cluster.name" -> clusterName = nonEmpty(key, value);
+                case "data.dir" -> dataDir = Path.of(nonEmpty(key, value));
+                case "amqp.host" -> host = nonEmpty(key, value);
+                case "amqp.port" -> port = port(key, value);
+                case "http.port" -> httpPort = port(key, value);
+                case "default.user" -> user = nonEmpty(key, value);
+                case "default.pass" -> pass = value;
+                default -> {
+                    if (RuntimeSettings.find(key).isEmpty()) {
+                        throw new ConfigException("unknown setting '" + key + "'; broker keys are "
+                                + String.join(", ", BROKER_KEYS) + ", runtime settings are "
+                                + String.join(
+                                        ", ",
+                                        RuntimeSettings.all().stream()
+                                                .map(s -> s.name())
+                                                .toList()));
+                    }
+                    settings.put(key, value);
+                }
+            }
+        }
+        Settings parsed;
+        try {
+            parsed = Settings.defaults().withAll(settings);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(e.getMessage());
+        }
+        if (dataDir == null) {
+            dataDir = Path.of("data", nodeId);
+        }
+        return new BrokerConfig(nodeId, clusterName, dataDir, host, port, httpPort, user, pass, parsed);
+    }
+
+    private static String nonEmpty(String key, String value) throws ConfigException {
+        if (value.isBlank()) {
+            throw new ConfigException("setting " + key + ": must not be empty");
+        }
+        return value;
+    }
+
+    private static int port(String key, String value) throws ConfigException {
+        try {
+            int port = Integer.parseInt(value);
+            if (port < 0 || port > 65535) {
+                throw new ConfigException("setting " + key + ": " + port + " is not a port (0 to 65535)");
+            }
+            return port;
+        } catch (NumberFormatException e) {
+            throw new ConfigException("setting " + key + ": expected a port number, got '" + value + "'");
+        }
+    }
+}

@@ -1,0 +1,485 @@
+package io.ganglion.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AuthenticationFailureException;
+import com.rabbitmq.client.BuiltinExchangeType;
+import com.rabbitmq.client.CancelCallback;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.DeliverCallback;
+import com.rabbitmq.client.GetResponse;
+import com.rabbitmq.client.LongString;
+import com.rabbitmq.client.ShutdownSignalException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** One broker, the real RabbitMQ Java client, every part of the protocol surface a client relies on. */
+class ProtocolIT {
+    @TempDir
+    static Path dir;
+
+    static TestBroker broker;
+
+    @BeforeAll
+    static void start() throws Exception {
+        broker = new TestBroker(dir.resolve("b"));
+    }
+
+    @AfterAll
+    static void stop() {
+        broker.close();
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    private static int replyCode(Throwable e) {
+        Throwable cause = e;
+        while (cause != null && !(cause instanceof ShutdownSignalException)) {
+            cause = cause.getCause();
+        }
+        assertThat(cause).as("a shutdown signal in %s", e).isNotNull();
+        Object reason = ((ShutdownSignalException) cause).getReason();
+        if (reason instanceof AMQP.Channel.Close close) {
+            return close.getReplyCode();
+        }
+        return ((AMQP.Connection.Close) reason).getReplyCode();
+    }
+
+    // ---------------------------------------------------------------------------------------------- handshake
+
+    @Test
+    void shouldAnnounceServerPropertiesAndCapabilities() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Map<String, Object> properties = connection.getServerProperties();
+            assertThat(properties.get("product").toString()).isEqualTo("Ganglion");
+            assertThat(properties.get("version").toString()).matches("\\d+\\.\\d+\\.\\d+.*");
+            assertThat(properties).containsKeys("platform", "cluster_name");
+            @SuppressWarnings("unchecked")
+            Map<String, Object> capabilities = (Map<String, Object>) properties.get("capabilities");
+            assertThat(capabilities)
+                    .containsEntry("publisher_confirms", true)
+                    .containsEntry("exchange_exchange_bindings", true)
+                    .containsEntry("basic.nack", true)
+                    .containsEntry("consumer_cancel_notify", true)
+                    .containsEntry("connection.blocked", true)
+                    .containsEntry("authentication_failure_close", true)
+                    .containsEntry("per_consumer_qos", true);
+            assertThat(connection.getFrameMax()).isEqualTo(131072);
+            assertThat(connection.getChannelMax()).isEqualTo(2047);
+        }
+    }
+
+    @Test
+    void shouldRefuseWrongPasswordWithAccessRefused() {
+        ConnectionFactory factory = broker.factory();
+        factory.setPassword("wrong");
+        assertThatThrownBy(factory::newConnection).isInstanceOf(AuthenticationFailureException.class);
+    }
+
+    @Test
+    void shouldRefuseUnknownVhost() {
+        ConnectionFactory factory = broker.factory();
+        factory.setVirtualHost("nope");
+        assertThatThrownBy(factory::newConnection)
+                .satisfies(e -> assertThat(replyCode(e)).isEqualTo(530));
+    }
+
+    // ---------------------------------------------------------------------------------------------- routing
+
+    @Test
+    void shouldRouteByExchangeType() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            String q1 = channel.queueDeclare().getQueue();
+            String q2 = channel.queueDeclare().getQueue();
+            assertThat(q1).startsWith("amq.gen-");
+            channel.exchangeDeclare("r.direct", BuiltinExchangeType.DIRECT);
+            channel.exchangeDeclare("r.topic", BuiltinExchangeType.TOPIC);
+            channel.exchangeDeclare("r.fanout", BuiltinExchangeType.FANOUT);
+            channel.exchangeDeclare("r.headers", BuiltinExchangeType.HEADERS);
+            channel.queueBind(q1, "r.direct", "k1");
+            channel.queueBind(q2, "r.topic", "a.*.c");
+            channel.queueBind(q1, "r.fanout", "");
+            channel.queueBind(q2, "r.fanout", "");
+            channel.queueBind(q1, "r.headers", "", Map.of("x-match", "any", "h", "v"));
+            channel.confirmSelect();
+
+            channel.basicPublish("r.direct", "k1", null, bytes("direct"));
+            channel.basicPublish("r.topic", "a.b.c", null, bytes("topic"));
+            channel.basicPublish("r.fanout", "", null, bytes("fanout"));
+            channel.basicPublish(
+                    "r.headers",
+                    "",
+                    new AMQP.BasicProperties.Builder().headers(Map.of("h", "v")).build(),
+                    bytes("headers"));
+            channel.basicPublish("", q2, null, bytes("default"));
+            channel.waitForConfirmsOrDie(5_000);
+
+            assertThat(drain(channel, q1)).containsExactly("direct", "fanout", "headers");
+            assertThat(drain(channel, q2)).containsExactly("topic", "fanout", "default");
+        }
+    }
+
+    @Test
+    void shouldFollowExchangeToExchangeBindings() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            String queue = channel.queueDeclare().getQueue();
+            channel.exchangeDeclare("e2e.src", BuiltinExchangeType.TOPIC);
+            channel.exchangeDeclare("e2e.dst", BuiltinExchangeType.FANOUT);
+            channel.exchangeBind("e2e.dst", "e2e.src", "x.#");
+            channel.queueBind(queue, "e2e.dst", "");
+            channel.confirmSelect();
+            channel.basicPublish("e2e.src", "x.y", null, bytes("through"));
+            channel.basicPublish("e2e.src", "z", null, bytes("dropped"));
+            channel.waitForConfirmsOrDie(5_000);
+            assertThat(drain(channel, queue)).containsExactly("through");
+            channel.exchangeUnbind("e2e.dst", "e2e.src", "x.#");
+            channel.basicPublish("e2e.src", "x.y", null, bytes("after unbind"));
+            channel.waitForConfirmsOrDie(5_000);
+            assertThat(drain(channel, queue)).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldReserveAmqPrefixAndRejectBadExchangeType() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            assertThatThrownBy(() -> channel.exchangeDeclare("amq.mine", BuiltinExchangeType.DIRECT))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(403));
+            Channel passive = connection.createChannel();
+            assertThatThrownBy(() -> passive.exchangeDeclarePassive("missing"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+            Channel other = connection.createChannel();
+            other.exchangeDeclarePassive("amq.match");
+            assertThat(other.isOpen()).isTrue();
+        }
+        Connection connection = broker.connect();
+        Channel channel = connection.createChannel();
+        assertThatThrownBy(() -> channel.exchangeDeclare("bad.type", "nonsense"))
+                .satisfies(e -> assertThat(replyCode(e)).isEqualTo(503));
+        assertThat(connection.isOpen()).as("503 is a connection error").isFalse();
+    }
+
+    // ---------------------------------------------------------------------------------------------- queues
+
+    @Test
+    void shouldRefuseInequivalentRedeclareAndUnknownQueueType() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            channel.queueDeclare("eq.q", true, false, false, null);
+            channel.queueDeclare("eq.q", true, false, false, Map.of("x-queue-type", "classic"));
+            assertThatThrownBy(() -> channel.queueDeclare("eq.q", false, false, false, null))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406));
+            Channel typed = connection.createChannel();
+            assertThatThrownBy(() -> typed.queueDeclare("eq.bad", true, false, false, Map.of("x-queue-type", "lazy")))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406))
+                    .hasStackTraceContaining("unsupported queue type 'lazy'");
+            Channel quorum = connection.createChannel();
+            assertThat(quorum.queueDeclare("eq.quorum", true, false, false, Map.of("x-queue-type", "quorum"))
+                            .getQueue())
+                    .isEqualTo("eq.quorum");
+            quorum.queueDelete("eq.quorum");
+            quorum.queueDelete("eq.q");
+        }
+    }
+
+    @Test
+    void shouldReportCountsAndHonourDeleteConditions() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            channel.queueDeclare("counts.q", false, false, false, null);
+            channel.confirmSelect();
+            for (int i = 0; i < 3; i++) {
+                channel.basicPublish("", "counts.q", null, bytes("m" + i));
+            }
+            channel.waitForConfirmsOrDie(5_000);
+            AMQP.Queue.DeclareOk ok = channel.queueDeclarePassive("counts.q");
+            assertThat(ok.getMessageCount()).isEqualTo(3);
+            assertThat(ok.getConsumerCount()).isZero();
+            assertThatThrownBy(() -> channel.queueDelete("counts.q", false, true))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406));
+            Channel next = connection.createChannel();
+            assertThat(next.queuePurge("counts.q").getMessageCount()).isEqualTo(3);
+            assertThat(next.queueDelete("counts.q", false, true).getMessageCount())
+                    .isZero();
+            assertThatThrownBy(() -> next.queueDeclarePassive("counts.q"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+        }
+    }
+
+    @Test
+    void shouldLockExclusiveQueueAndDeleteItWithItsConnection() throws Exception {
+        String name;
+        try (Connection owner = broker.connect()) {
+            Channel channel = owner.createChannel();
+            name = channel.queueDeclare("", false, true, false, null).getQueue();
+            try (Connection other = broker.connect()) {
+                Channel stranger = other.createChannel();
+                assertThatThrownBy(() -> stranger.basicGet(name, true))
+                        .satisfies(e -> assertThat(replyCode(e)).isEqualTo(405));
+            }
+        }
+        try (Connection later = broker.connect()) {
+            Channel channel = later.createChannel();
+            assertThatThrownBy(() -> channel.queueDeclarePassive(name))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+        }
+    }
+
+    @Test
+    void shouldDeleteAutoDeleteQueueAfterLastConsumerGoes() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            channel.queueDeclare("auto.q", false, false, true, null);
+            String tag = channel.basicConsume("auto.q", true, (t, d) -> {}, t -> {});
+            channel.basicCancel(tag);
+            Channel check = connection.createChannel();
+            awaitTrue(() -> {
+                try {
+                    check.queueDeclarePassive("auto.q");
+                    return false;
+                } catch (IOException e) {
+                    return replyCode(e) == 404;
+                }
+            });
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- publish
+
+    @Test
+    void shouldReturnMandatoryUnroutableBeforeItsConfirm() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            List<String> events = Collections.synchronizedList(new ArrayList<>());
+            channel.addReturnListener(r -> events.add("return " + r.getReplyCode() + " " + text(r.getBody())));
+            channel.addConfirmListener(
+                    (tag, multiple) -> events.add("ack " + tag), (tag, multiple) -> events.add("nack"));
+            channel.confirmSelect();
+            channel.basicPublish("amq.direct", "nobody", true, null, bytes("lost"));
+            channel.waitForConfirmsOrDie(5_000);
+            assertThat(events).containsExactly("return 312 lost", "ack 1");
+        }
+    }
+
+    @Test
+    void shouldCloseConnectionForImmediateAndChannelForMissingExchange() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            channel.basicPublish("missing.exchange", "k", null, bytes("x"));
+            assertThatThrownBy(() -> channel.queueDeclare())
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+            assertThat(connection.isOpen()).isTrue();
+        }
+        Connection connection = broker.connect();
+        Channel channel = connection.createChannel();
+        channel.basicPublish("", "whatever", false, true, null, bytes("x"));
+        awaitTrue(() -> !connection.isOpen());
+        assertThat(connection.getCloseReason().getReason())
+                .isInstanceOfSatisfying(
+                        AMQP.Connection.Close.class,
+                        close -> assertThat(close.getReplyCode()).isEqualTo(540));
+    }
+
+    // ---------------------------------------------------------------------------------------------- consume
+
+    @Test
+    void shouldRequeueUnackedInOriginalOrderWhenChannelCloses() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel publisher = connection.createChannel();
+            // not queueDeclare(): that queue is auto-delete and would go with its only consumer
+            String queue = publisher
+                    .queueDeclare("requeue.q", false, true, false, null)
+                    .getQueue();
+            publish(publisher, queue, 5);
+            Channel consumer = connection.createChannel();
+            consumer.basicQos(5);
+            BlockingQueue<String> got = new LinkedBlockingQueue<>();
+            consumer.basicConsume(queue, false, (tag, d) -> got.add(text(d.getBody())), tag -> {});
+            for (int i = 0; i < 5; i++) {
+                assertThat(got.poll(5, TimeUnit.SECONDS)).isEqualTo("m" + i);
+            }
+            consumer.close();
+            List<String> again = new ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                GetResponse response = publisher.basicGet(queue, true);
+                assertThat(response.getEnvelope().isRedeliver()).isTrue();
+                again.add(text(response.getBody()));
+            }
+            assertThat(again).containsExactly("m0", "m1", "m2", "m3", "m4");
+        }
+    }
+
+    @Test
+    void shouldHonourPrefetchAndRedeliverOnNackRequeue() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            String queue = channel.queueDeclare().getQueue();
+            publish(channel, queue, 4);
+            channel.basicQos(2);
+            BlockingQueue<com.rabbitmq.client.Delivery> got = new LinkedBlockingQueue<>();
+            channel.basicConsume(queue, false, (tag, d) -> got.add(d), tag -> {});
+            com.rabbitmq.client.Delivery first = got.poll(5, TimeUnit.SECONDS);
+            com.rabbitmq.client.Delivery second = got.poll(5, TimeUnit.SECONDS);
+            assertThat(got.poll(300, TimeUnit.MILLISECONDS))
+                    .as("prefetch 2 holds the third")
+                    .isNull();
+            channel.basicNack(second.getEnvelope().getDeliveryTag(), false, true);
+            com.rabbitmq.client.Delivery redelivered = got.poll(5, TimeUnit.SECONDS);
+            assertThat(text(redelivered.getBody())).isEqualTo("m1");
+            assertThat(redelivered.getEnvelope().isRedeliver()).isTrue();
+            channel.basicAck(redelivered.getEnvelope().getDeliveryTag(), true); // acks m0 and m1
+            assertThat(text(got.poll(5, TimeUnit.SECONDS).getBody())).isEqualTo("m2");
+            assertThat(text(got.poll(5, TimeUnit.SECONDS).getBody())).isEqualTo("m3");
+            assertThat(first.getEnvelope().isRedeliver()).isFalse();
+        }
+    }
+
+    @Test
+    void shouldLimitTheWholeChannelWithGlobalQos() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            String q1 = channel.queueDeclare().getQueue();
+            String q2 = channel.queueDeclare().getQueue();
+            publish(channel, q1, 3);
+            publish(channel, q2, 3);
+            channel.basicQos(3, true);
+            BlockingQueue<com.rabbitmq.client.Delivery> got = new LinkedBlockingQueue<>();
+            DeliverCallback callback = (tag, d) -> got.add(d);
+            channel.basicConsume(q1, false, callback, tag -> {});
+            channel.basicConsume(q2, false, callback, tag -> {});
+            List<com.rabbitmq.client.Delivery> held = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                held.add(got.poll(5, TimeUnit.SECONDS));
+            }
+            assertThat(held).doesNotContainNull();
+            assertThat(got.poll(300, TimeUnit.MILLISECONDS))
+                    .as("the channel holds 3 at most")
+                    .isNull();
+            channel.basicAck(held.get(2).getEnvelope().getDeliveryTag(), true);
+            for (int i = 0; i < 3; i++) {
+                assertThat(got.poll(5, TimeUnit.SECONDS)).isNotNull();
+            }
+        }
+    }
+
+    @Test
+    void shouldCancelConsumersOfADeletedQueue() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            String queue = channel.queueDeclare().getQueue();
+            CountDownLatch cancelled = new CountDownLatch(1);
+            CancelCallback onCancel = tag -> cancelled.countDown();
+            channel.basicConsume(queue, true, (tag, d) -> {}, onCancel);
+            connection.createChannel().queueDelete(queue);
+            assertThat(cancelled.await(5, TimeUnit.SECONDS)).isTrue();
+        }
+    }
+
+    @Test
+    void shouldGetOrGetEmptyAndRejectUnknownDeliveryTag() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            String queue = channel.queueDeclare().getQueue();
+            assertThat(channel.basicGet(queue, false)).isNull();
+            publish(channel, queue, 2);
+            GetResponse response = channel.basicGet(queue, false);
+            assertThat(text(response.getBody())).isEqualTo("m0");
+            assertThat(response.getMessageCount()).isEqualTo(1);
+            channel.basicReject(response.getEnvelope().getDeliveryTag(), false);
+            channel.basicAck(999, false);
+            assertThatThrownBy(() -> channel.queueDeclare())
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406));
+        }
+    }
+
+    @Test
+    void shouldCarryPropertiesAndLargeBodiesIntact() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            String queue = channel.queueDeclare().getQueue();
+            byte[] body = new byte[1_000_000];
+            new java.util.Random(7).nextBytes(body);
+            AMQP.BasicProperties properties = new AMQP.BasicProperties.Builder()
+                    .contentType("application/octet-stream")
+                    .deliveryMode(2)
+                    .priority(3)
+                    .correlationId("c-1")
+                    .messageId("m-1")
+                    .headers(Map.of("k", "v", "n", 42))
+                    .timestamp(new java.util.Date(1_700_000_000_000L))
+                    .build();
+            channel.confirmSelect();
+            channel.basicPublish("", queue, properties, body);
+            channel.basicPublish("", queue, null, new byte[0]);
+            channel.waitForConfirmsOrDie(5_000);
+            GetResponse big = channel.basicGet(queue, true);
+            assertThat(big.getBody()).isEqualTo(body);
+            assertThat(big.getProps().getCorrelationId()).isEqualTo("c-1");
+            assertThat(big.getProps().getPriority()).isEqualTo(3);
+            assertThat(big.getProps().getTimestamp()).isEqualTo(new java.util.Date(1_700_000_000_000L));
+            assertThat(((LongString) big.getProps().getHeaders().get("k")).toString())
+                    .isEqualTo("v");
+            assertThat(channel.basicGet(queue, true).getBody()).isEmpty();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- helpers
+
+    static void publish(Channel channel, String queue, int count) throws Exception {
+        channel.confirmSelect();
+        for (int i = 0; i < count; i++) {
+            channel.basicPublish("", queue, null, bytes("m" + i));
+        }
+        channel.waitForConfirmsOrDie(5_000);
+    }
+
+    static List<String> drain(Channel channel, String queue) throws IOException {
+        List<String> bodies = new ArrayList<>();
+        GetResponse response;
+        while ((response = channel.basicGet(queue, true)) != null) {
+            bodies.add(text(response.getBody()));
+        }
+        return bodies;
+    }
+
+    interface Check {
+        boolean ok() throws Exception;
+    }
+
+    static void awaitTrue(Check check) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < deadline) {
+            if (check.ok()) {
+                return;
+            }
+            Thread.sleep(20);
+        }
+        assertThat(check.ok()).as("condition within 10 s").isTrue();
+    }
+}

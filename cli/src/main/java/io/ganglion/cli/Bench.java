@@ -1,0 +1,10 @@
+package io.ganglion.cli;
+
+import picocli.CommandLine.Command;
+
+/** {@code ganglion bench}: benchmark programs that start real brokers and print their figures. */
+@Command(
+        name = "bench",
+        description = "Benchmarks on real broker processes.",
+        subcommands = {BacklogBench.class})
+final class Bench {}

@@ -1,0 +1,94 @@
+package io.ganglion.cli;
+
+import io.ganglion.broker.Broker;
+import io.ganglion.broker.BrokerConfig;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code bin/ganglion}: {@code server} starts a broker, {@code ctl} manages a running one. Exit status 0 on success, 1
+ * when a running broker refused the request, 2 for bad usage or configuration.
+ */
+@Command(
+        name = "ganglion",
+        mixinStandardHelpOptions = true,
+        version = Broker.VERSION,
+        description = "A replicated message broker that speaks AMQP 0-9-1.",
+        subcommands = {Main.Server.class, Ctl.class, Bench.class})
+public final class Main implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(run(args));
+    }
+
+    /** Runs the CLI and returns its exit status instead of exiting: what tests call. */
+    public static int run(String... args) {
+        CommandLine commandLine = new CommandLine(new Main());
+        commandLine.setExecutionExceptionHandler((e, line, parsed) -> {
+            line.getErr().println("ganglion: " + e.getMessage());
+            return e instanceof UsageError ? 2 : 1;
+        });
+        return commandLine.execute(args);
+    }
+
+    @Override
+    public void run() {
+        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: server or ctl");
+    }
+
+    /** A problem with what the user asked for: exit status 2. */
+    static final class UsageError extends RuntimeException {
+        UsageError(String message) {
+            super(message);
+        }
+    }
+
+    @Command(name = "server", description = "Start a broker in the foreground; Ctrl-C stops it.")
+    static final class Server implements Runnable {
+        @Option(names = "--config", description = "a key = value file (see docs/operations.md)")
+        Path config;
+
+        @Option(
+                names = {"--set", "-s"},
+                description = "override a setting: --set amqp.port=5673 (repeatable)")
+        Map<String, String> overrides = new LinkedHashMap<>();
+
+        @Override
+        public void run() {
+            BrokerConfig parsed;
+            try {
+                parsed = BrokerConfig.load(config, overrides);
+            } catch (BrokerConfig.ConfigException e) {
+                throw new UsageError(e.getMessage());
+            }
+            Broker broker;
+            try {
+                broker = Broker.start(parsed);
+            } catch (Exception e) {
+                throw new IllegalStateException("broker failed to start: " + e.getMessage(), e);
+            }
+            CountDownLatch stopped = new CountDownLatch(1);
+            Runtime.getRuntime()
+                    .addShutdownHook(new Thread(
+                            () -> {
+                                broker.close();
+                                stopped.countDown();
+                            },
+                            "ganglion-shutdown"));
+            System.out.println("ganglion " + Broker.VERSION + " node " + parsed.nodeId() + " listening on amqp://"
+                    + parsed.amqpHost() + ":" + parsed.amqpPort() + " (http " + broker.httpPort() + ")");
+            try {
+                stopped.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

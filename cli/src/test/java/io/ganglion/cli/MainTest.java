@@ -1,0 +1,66 @@
+package io.ganglion.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class MainTest {
+
+    private record Result(int status, String out, String err) {}
+
+    private static Result run(String... args) {
+        PrintStream out = System.out;
+        PrintStream err = System.err;
+        ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
+        ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(outBytes, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(errBytes, true, StandardCharsets.UTF_8));
+            int status = Main.run(args);
+            return new Result(
+                    status, outBytes.toString(StandardCharsets.UTF_8), errBytes.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(out);
+            System.setErr(err);
+        }
+    }
+
+    @Test
+    void shouldExitTwoOnUnknownSetting() {
+        Result result = run("server", "--set", "amqp.prot=5672");
+        assertThat(result.status()).isEqualTo(2);
+        assertThat(result.err()).contains("unknown setting 'amqp.prot'");
+    }
+
+    @Test
+    void shouldExitTwoOnBadHold() {
+        Result result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
+        assertThat(result.status()).isEqualTo(2);
+        assertThat(result.err()).contains("replication.follower_loss_hold_ms: -1 is out of range");
+    }
+
+    @Test
+    void shouldExitTwoOnUnknownCommandAndMissingFile() {
+        assertThat(run("serve").status()).isEqualTo(2);
+        Result missing = run("server", "--config", "/nonexistent/ganglion.conf");
+        assertThat(missing.status()).isEqualTo(2);
+        assertThat(missing.err()).contains("cannot read config file");
+    }
+
+    @Test
+    void shouldFailCtlClearlyWithoutABroker() {
+        Result result = run("ctl", "--http-port", "1", "status");
+        assertThat(result.status()).isEqualTo(1);
+        assertThat(result.err()).contains("cannot reach a broker at 127.0.0.1:1");
+    }
+
+    @Test
+    void shouldPrintVersion() {
+        Result result = run("--version");
+        assertThat(result.status()).isZero();
+        assertThat(result.out()).contains("0.1.0");
+    }
+}

@@ -1,0 +1,744 @@
+package io.ganglion.storage;
+
+import io.ganglion.storage.AppendOutcome.Appended;
+import io.ganglion.storage.AppendOutcome.Failed;
+import io.ganglion.storage.AppendOutcome.Reason;
+import io.ganglion.storage.AppendOutcome.Rejected;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The log of one object's replica on this broker: offsets 0, 1, 2, ... with no gaps, held in segment files and made
+ * durable by the data directory's journal.
+ *
+ * <p>Appends return at once with the assigned offset and a future that completes when the journal forced the record.
+ * Seal and discard take effect at once and complete their future when their control record is forced, in order with
+ * the appends before them. Truncate and snapshot install are journaled and forced first and return once done. Reads
+ * see every appended record, durable or not; {@link #durableOffset()} says how far the log is durable.
+ *
+ * <p>Implementation notes.
+ *
+ * <ul>
+ *   <li>Threads. One shard thread owns the replica (DESIGN.md section 3) and makes every call, except {@link
+ *       #objectId()}, {@link #durableOffset()} and {@link #damaged()}, which any thread may make. The shard thread must
+ *       not be interrupted inside a call: an interrupt closes the file channel under the replica.
+ *   <li>Fields. {@code segments} belong to the shard thread. {@code nextOffset} and {@code state} are written by it and
+ *       read by the checkpointer (volatile; {@code state} is immutable). {@code durableOffset} and {@code
+ *       journalFailed} are written only by the journal writer. {@code persisted} belongs to the checkpointer.
+ *   <li>Order of an append: encode, write to the active segment (page cache), mark the segment dirty, advance {@code
+ *       nextOffset}, submit to the journal. So every frame in the journal is already in its segment, and a checkpoint
+ *       that reads the journal position first and forces segments after covers everything before that position.
+ *   <li>Destructive changes (truncate, snapshot install) go the other way round: journal record first, wait for
+ *       its force, then change the files. So the files may run ahead of the journal only by appended records at
+ *       the tail, never by a removal the journal could lose; a checkpoint does not pass such a record until the
+ *       files show it ({@code pendingRewritePosition}).
+ *   <li>Recovery cuts the segments back to their stable prefix (at or below the checkpoint's synced offset and the
+ *       lowest truncate or snapshot point in the journal), which nothing since the checkpoint changed, and replays
+ *       the journal over it exactly; see {@link #prepareReplay}. Whatever the files held above the prefix, a later
+ *       state or a half-written one, does not matter.
+ * </ul>
+ */
+public final class ReplicaLog {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaLog.class);
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+    private final long objectId;
+    private final Path directory;
+    private final Storage storage;
+    private final StorageConfig config;
+    private final ArrayList<Segment> segments = new ArrayList<>();
+
+    private volatile long nextOffset;
+    private volatile ReplicaState state;
+
+    /** Written by the journal writer only. */
+    volatile long durableOffset = -1;
+    /**
+     * Journal position of a truncate or snapshot record that is written but not yet applied to the files; a
+     * checkpoint must not pass it. Set by the journal writer, cleared by the shard once the files changed.
+     */
+    volatile long pendingRewritePosition = Long.MAX_VALUE;
+    /** Written by the journal writer only: a log record of this replica failed in the journal. */
+    volatile boolean journalFailed;
+    /** Set by the shard when a file was created or deleted in the directory; cleared by the checkpointer. */
+    volatile boolean directoryDirty;
+    /** The state last written to the state file; checkpointer only. */
+    ReplicaState persisted;
+
+    // recovery only (the opening thread)
+    private long syncedThrough = -1;
+    private long lowestRewrite = Long.MAX_VALUE;
+    /** Epochs of the records the segments held when recovery scanned them. */
+    private EpochHistory scannedHistory = EpochHistory.empty();
+
+    private ReplicaLog(long objectId, Path directory, Storage storage, ReplicaState state) {
+        this.objectId = objectId;
+        this.directory = directory;
+        this.storage = storage;
+        this.config = storage.config();
+        this.state = state;
+    }
+
+    static String directoryName(long objectId) {
+        return String.format("%016x", objectId);
+    }
+
+    /** A new, empty replica in a new directory. */
+    static ReplicaLog create(Storage storage, long objectId, Path directory) throws IOException {
+        Files.createDirectories(directory);
+        ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL);
+        log.segments.add(Segment.create(directory, 0, storage.io()));
+        log.nextOffset = 0;
+        log.markDirectoryDirty();
+        storage.markReplicasDirectoryDirty();
+        return log;
+    }
+
+    /**
+     * Opens a replica's files: reads its state file, scans every segment (CRC, object, contiguous offsets) and cuts
+     * at the first bad record. Whether that cut was a torn tail or damage is decided in {@link #finishRecovery()},
+     * after {@link #prepareReplay} and the journal replay.
+     */
+    static ReplicaLog recover(Storage storage, long objectId, Path directory, long syncedThrough) throws IOException {
+        ReplicaState state;
+        try {
+            state = ReplicaStateFile.read(directory).orElse(ReplicaState.INITIAL);
+        } catch (StorageException e) {
+            state = ReplicaState.INITIAL.withDamage(e.getMessage());
+        }
+        ReplicaLog log = new ReplicaLog(objectId, directory, storage, state);
+        log.persisted = state;
+        log.syncedThrough = syncedThrough;
+        log.scanSegments();
+        return log;
+    }
+
+    private void scanSegments() throws IOException {
+        TreeMap<Long, Path> files = new TreeMap<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "*" + Segment.SUFFIX)) {
+            for (Path file : stream) {
+                String name = file.getFileName().toString();
+                files.put(Long.parseLong(name.substring(0, name.length() - Segment.SUFFIX.length())), file);
+            }
+        }
+        EpochHistory[] observed = {EpochHistory.empty()};
+        boolean cut = false;
+        for (var file : files.entrySet()) {
+            if (cut
+                    || (!segments.isEmpty()
+                            && file.getKey() != segments.getLast().nextOffset())) {
+                if (!cut) {
+                    LOG.warn(
+                            "segment gap: object={} expected={} found={}",
+                            objectId,
+                            segments.getLast().nextOffset(),
+                            file.getKey());
+                }
+                cut = true;
+                Files.delete(file.getValue());
+                markDirectoryDirty();
+                continue;
+            }
+            Segment segment = Segment.open(file.getValue(), file.getKey(), storage.io());
+            segments.add(segment);
+            FrameScanner.Result result = segment.recover(
+                    objectId,
+                    config.maxRecordBytes(),
+                    (epoch, offset) -> observed[0] = observed[0].observe(epoch, offset));
+            if (result.stop() != FrameScanner.Stop.END_OF_FILE) {
+                LOG.warn(
+                        "segment cut at first bad record: object={} segment={} offset={} position={} stop={}"
+                                + " fileSize={}",
+                        objectId,
+                        file.getKey(),
+                        segment.nextOffset(),
+                        result.end(),
+                        result.stop(),
+                        segment.fileSize());
+                segment.cutAt(result.end());
+                markDirty(segment);
+                cut = true;
+            }
+        }
+        if (segments.isEmpty()) {
+            long base = state.snapshotOffset() + 1;
+            segments.add(Segment.create(directory, Math.max(0, base), storage.io()));
+            markDirectoryDirty();
+        }
+        nextOffset = segments.getLast().nextOffset();
+        scannedHistory = observed[0];
+    }
+
+    // ---------------------------------------------------------------- journal replay (opening thread)
+
+    /**
+     * Cuts the segments back to their stable prefix before the journal is replayed: the records at or below both
+     * the checkpoint's synced offset and the lowest truncate or snapshot point the journal holds for this replica
+     * ({@code lowestRewriteInJournal}). Nothing since the checkpoint changed that prefix, and every durable record
+     * above it is in the journal, so replaying the journal over it is exact. Whatever the segments held above it (a
+     * later state, records never made durable, pages a power loss left half written) is rebuilt or dropped.
+     */
+    void prepareReplay(long lowestRewriteInJournal) throws IOException {
+        lowestRewrite = lowestRewriteInJournal;
+        long stableEnd = Math.min(syncedThrough, lowestRewriteInJournal);
+        // the history of the stable prefix: the state file's (it may be later), and the scanned records' epochs in
+        // case the state file is older or missing
+        EpochHistory history = state.history().truncateAfter(stableEnd);
+        for (EpochHistory.Entry entry : scannedHistory.truncateAfter(stableEnd).entries()) {
+            history = history.observe(entry.epoch(), entry.firstOffset());
+        }
+        state = state.withHistory(history);
+        if (stableEnd < lastOffset()) {
+            truncateFiles(stableEnd);
+        }
+    }
+
+    void replayRecord(ByteBuffer frame, long offset, long epoch) throws IOException {
+        // the epoch history follows every replayed record, also those below the log start: after a discard the
+        // segments no longer show where an epoch began
+        state = state.withHistory(state.history().observe(epoch, offset));
+        if (offset != nextOffset || state.damaged()) {
+            return; // in the stable prefix already, or discarded
+        }
+        Segment segment = activeSegmentFor(frame.remaining());
+        segment.append(frame);
+        markDirty(segment);
+        nextOffset = offset + 1;
+    }
+
+    void replayTruncate(long after) throws IOException {
+        state = state.withHistory(state.history().truncateAfter(after));
+        if (after < nextOffset - 1) {
+            truncateFiles(after);
+        }
+    }
+
+    void replayDiscard(long before) throws IOException {
+        discardFiles(before);
+    }
+
+    void replaySeal(long epoch) {
+        state = state.withSealedEpoch(epoch);
+    }
+
+    void replaySnapshot(long offset, EpochHistory history) throws IOException {
+        resetFiles(offset);
+        state = state.withSnapshot(offset, history);
+    }
+
+    /**
+     * Ends recovery: applies an installed snapshot the segments do not reflect yet, checks the snapshot file, and
+     * declares the replica damaged if a record that was forced to its segments (at or below the checkpoint's synced
+     * offset, and not removed by a replayed truncate or snapshot) is missing or corrupt.
+     */
+    void finishRecovery() throws IOException {
+        long snapshotOffset = state.snapshotOffset();
+        if (snapshotOffset >= 0 && startOffset() <= snapshotOffset) {
+            resetFiles(snapshotOffset);
+        }
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "*" + SnapshotFile.SUFFIX)) {
+            for (Path file : stream) {
+                if (!file.getFileName().toString().equals(SnapshotFile.name(snapshotOffset))) {
+                    Files.delete(file);
+                    markDirectoryDirty();
+                }
+            }
+        }
+        if (snapshotOffset >= 0) {
+            try {
+                if (SnapshotFile.read(directory, snapshotOffset).isEmpty()) {
+                    markDamaged("snapshot file " + SnapshotFile.name(snapshotOffset) + " is missing");
+                }
+            } catch (StorageException e) {
+                markDamaged(e.getMessage());
+            }
+        }
+        long required = Math.min(syncedThrough, lowestRewrite);
+        if (lastOffset() < required) {
+            markDamaged("records " + (lastOffset() + 1) + ".." + required
+                    + " were forced to segments but are missing or corrupt");
+        }
+        state = state.withHistory(state.history().truncateAfter(lastOffset()));
+        durableOffset = lastOffset();
+    }
+
+    // ---------------------------------------------------------------- appends (shard thread)
+
+    /**
+     * Appends a record as the owner: it gets the next offset and a timestamp from the store's clock.
+     *
+     * @param payload read from its position to its limit; not changed, may be reused once this returns
+     * @return {@link Appended} with the offset and its durability future, {@link Rejected} when the replica refuses
+     *     (sealed epoch, stale epoch, damaged, failed, too large, closed), or {@link Failed} when the segment write
+     *     failed
+     */
+    public AppendOutcome append(long epoch, RecordType type, ByteBuffer payload) {
+        // on the shard thread
+        Rejected refusal = refuse(epoch, type, payload);
+        return refusal != null
+                ? refusal
+                : write(nextOffset, epoch, type, config.epochMillis().getAsLong(), payload);
+    }
+
+    /**
+     * Appends a record as a follower, copying the owner's record at its offset.
+     *
+     * @return as {@link #append}, and also {@link Reason#GAP} when {@code offset} is past {@link #nextOffset()},
+     *     {@link Reason#OVERLAP} when the log already holds it
+     */
+    public AppendOutcome appendAt(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        // on the shard thread
+        if (offset != nextOffset) {
+            return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
+        }
+        Rejected refusal = refuse(epoch, type, payload);
+        return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
+    }
+
+    private Rejected refuse(long epoch, RecordType type, ByteBuffer payload) {
+        if (!type.logRecord()) {
+            throw notALogRecord(type);
+        }
+        ReplicaState current = state;
+        if (storage.closed()) {
+            return Rejected.of(Reason.CLOSED);
+        }
+        if (current.damaged()) {
+            return Rejected.of(Reason.DAMAGED);
+        }
+        if (journalFailed) {
+            return Rejected.of(Reason.FAILED);
+        }
+        if (epoch <= current.sealedEpoch()) {
+            return Rejected.of(Reason.SEALED_EPOCH);
+        }
+        if (epoch < current.history().lastEpoch()) {
+            return Rejected.of(Reason.STALE_EPOCH);
+        }
+        if (RecordDescriptor.frameLength(payload.remaining()) > config.maxRecordBytes()) {
+            return Rejected.of(Reason.TOO_LARGE);
+        }
+        return null;
+    }
+
+    private AppendOutcome write(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        ByteBuffer frame = RecordDescriptor.encode(objectId, epoch, offset, timestamp, type, payload);
+        try {
+            Segment segment = activeSegmentFor(frame.remaining());
+            segment.append(frame);
+            markDirty(segment);
+        } catch (IOException e) {
+            return new Failed(e);
+        }
+        ReplicaState current = state;
+        EpochHistory history = current.history().observe(epoch, offset);
+        if (history != current.history()) {
+            state = current.withHistory(history);
+        }
+        nextOffset = offset + 1;
+        CompletableFuture<Long> durable = new CompletableFuture<>();
+        storage.journal().submit(new JournalWriter.Entry(this, frame, type, offset, offset, durable));
+        return new Appended(offset, durable);
+    }
+
+    private Segment activeSegmentFor(int frameLength) throws IOException {
+        Segment active = segments.getLast();
+        if (!active.isEmpty() && active.size() + (long) frameLength > config.segmentBytes()) {
+            active = Segment.create(directory, active.nextOffset(), storage.io());
+            segments.add(active);
+            markDirectoryDirty();
+        }
+        return active;
+    }
+
+    // ---------------------------------------------------------------- reads (shard thread)
+
+    /**
+     * Reads records from {@code from}: those that fit in {@code maxBytes} of frames, at least one if any, all from one
+     * segment (call again from the next offset). Each record's CRC, object and offset are checked.
+     *
+     * @return the records, empty when {@code from} is {@link #nextOffset()} or beyond
+     * @throws ReplicaDamagedException if the replica is damaged, or a record fails its check now (the replica is then
+     *     marked damaged and serves nothing more until a snapshot is installed)
+     * @throws IllegalArgumentException if {@code from} is below {@link #startOffset()} (discarded: reseed)
+     * @throws IOException if reading the segment fails
+     */
+    public List<LogRecord> read(long from, int maxBytes) throws IOException {
+        // on the shard thread
+        ReplicaState current = state;
+        if (current.damaged()) {
+            throw damagedException(current);
+        }
+        if (from < startOffset()) {
+            throw belowStart(from, startOffset());
+        }
+        if (from >= nextOffset) {
+            return List.of();
+        }
+        Segment segment = segmentFor(from);
+        ByteBuffer bytes = segment.read(from, maxBytes);
+        List<LogRecord> records = new ArrayList<>();
+        int at = 0;
+        long expected = from;
+        while (at < bytes.limit()) {
+            int length = RecordDescriptor.check(bytes, at, bytes.limit() - at, config.maxRecordBytes());
+            if (length <= 0
+                    || RecordDescriptor.objectId(bytes, at) != objectId
+                    || RecordDescriptor.offset(bytes, at) != expected
+                    || !RecordDescriptor.type(bytes, at).logRecord()) {
+                String reason = "record " + expected + " in segment "
+                        + segment.path().getFileName() + " failed its check (CRC, object or offset)";
+                markDamaged(reason);
+                throw damagedException(state);
+            }
+            records.add(new LogRecord(
+                    expected,
+                    RecordDescriptor.epoch(bytes, at),
+                    RecordDescriptor.type(bytes, at),
+                    RecordDescriptor.timestamp(bytes, at),
+                    RecordDescriptor.payload(bytes, at)));
+            at += length;
+            expected++;
+        }
+        return records;
+    }
+
+    private Segment segmentFor(long offset) {
+        int low = 0;
+        int high = segments.size() - 1;
+        while (low < high) {
+            int mid = (low + high + 1) >>> 1;
+            if (segments.get(mid).baseOffset() <= offset) {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        return segments.get(low);
+    }
+
+    // ---------------------------------------------------------------- control (shard thread)
+
+    /**
+     * Removes every record after {@code offset} (a divergent suffix), durably: the truncate record is journaled and
+     * forced first, then the segments are cut, so the files never show a truncate the journal could lose. Blocks
+     * the calling shard thread for one journal force; truncation is a recovery step, not the data path.
+     *
+     * @return the durable offset afterwards (at most {@code offset})
+     * @throws IllegalArgumentException if {@code offset} is below {@link #startOffset()} - 1
+     * @throws IllegalStateException if called on the journal writer thread (from a completion callback)
+     * @throws ReplicaDamagedException if the replica is damaged, or cutting its files failed (it is then damaged)
+     * @throws StorageException if the journal failed; the log is unchanged
+     */
+    public long truncateAfter(long offset) throws IOException {
+        // on the shard thread
+        checkNotOnJournalThread();
+        if (offset < startOffset() - 1) {
+            throw belowStart(offset + 1, startOffset());
+        }
+        if (state.damaged()) {
+            throw damagedException(state);
+        }
+        long end = Math.min(nextOffset - 1, offset);
+        awaitDurable(submitControl(RecordType.TRUNCATE, 0, offset, EMPTY, end, end));
+        try {
+            if (offset < nextOffset - 1) {
+                truncateFiles(offset);
+            }
+        } catch (IOException e) {
+            markDamaged("truncate after " + offset + " failed: " + e);
+            throw damagedException(state);
+        } finally {
+            pendingRewritePosition = Long.MAX_VALUE;
+        }
+        return durableOffset();
+    }
+
+    /**
+     * Deletes whole segments all of whose records are below {@code offset} (retention); the active segment stays.
+     *
+     * @return completes with the new {@link #startOffset()} once the discard is durable
+     */
+    public CompletableFuture<Long> discardBefore(long offset) {
+        // on the shard thread
+        try {
+            discardFiles(offset);
+        } catch (IOException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return submitControl(RecordType.DISCARD, 0, offset, EMPTY, nextOffset - 1, startOffset());
+    }
+
+    /**
+     * Seals {@code epoch}: from now on appends of epoch &lt;= it are refused. The seal is persisted (journal, then
+     * state file at the next checkpoint) before the future completes.
+     *
+     * @return completes with the replica's reply once the seal is durable; exceptionally if the replica is damaged
+     *     or the journal failed
+     */
+    public CompletableFuture<SealResult> seal(long epoch) {
+        // on the shard thread
+        ReplicaState current = state;
+        if (current.damaged()) {
+            return CompletableFuture.failedFuture(damagedException(current));
+        }
+        state = current.withSealedEpoch(epoch);
+        long sealedEpoch = state.sealedEpoch();
+        long lastOffset = nextOffset - 1;
+        long lastEpoch = state.history().lastEpoch();
+        return submitControl(RecordType.SEAL, epoch, lastOffset, EMPTY, lastOffset, lastOffset)
+                .thenApply(durable -> new SealResult(sealedEpoch, lastEpoch, lastOffset, durable));
+    }
+
+    /**
+     * Replaces the replica's contents with a snapshot of the object at {@code offset} (a reseed): every segment is
+     * deleted and the log continues from {@code offset + 1}. The snapshot file is written and forced, the switch is
+     * journaled and forced, and only then are the segments reset. Blocks the calling shard thread for those forces.
+     * Clears damage.
+     *
+     * @param history the epoch history through {@code offset}, taken from the copy the snapshot came from
+     * @return the durable offset afterwards, {@code offset}
+     * @throws IllegalStateException if called on the journal writer thread (from a completion callback)
+     * @throws StorageException if writing the snapshot or the journal failed; the log is then unchanged
+     */
+    public long installSnapshot(long offset, EpochHistory history, ByteBuffer data) throws IOException {
+        // on the shard thread
+        checkNotOnJournalThread();
+        if (offset < -1) {
+            throw new IllegalArgumentException("snapshot offset " + offset);
+        }
+        EpochHistory kept = history.truncateAfter(offset);
+        long previous = state.snapshotOffset();
+        SnapshotFile.write(directory, offset, kept, data);
+        ByteBuffer payload = ByteBuffer.allocate(kept.encodedLength());
+        kept.encode(payload);
+        awaitDurable(submitControl(RecordType.SNAPSHOT, kept.lastEpoch(), offset, payload.flip(), offset, offset));
+        try {
+            resetFiles(offset);
+            state = state.withSnapshot(offset, kept);
+        } catch (IOException e) {
+            markDamaged("installing snapshot " + offset + " failed: " + e);
+            throw damagedException(state);
+        } finally {
+            pendingRewritePosition = Long.MAX_VALUE;
+        }
+        if (previous >= 0 && previous != offset) {
+            deleteSnapshotFile(previous); // the new one is durable: recovery no longer needs it
+        }
+        return durableOffset();
+    }
+
+    private void checkNotOnJournalThread() {
+        if (Thread.currentThread() == storage.journalThread()) {
+            throw new IllegalStateException("truncate and snapshot install wait for the journal: not on its thread");
+        }
+    }
+
+    private void awaitDurable(CompletableFuture<Long> durable) throws StorageException {
+        try {
+            durable.join(); // uninterruptible: once journaled, the change must reach the files
+        } catch (CompletionException e) {
+            pendingRewritePosition = Long.MAX_VALUE;
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw cause instanceof StorageException storageException
+                    ? storageException
+                    : new StorageException("journal failed", cause);
+        }
+    }
+
+    private void deleteSnapshotFile(long offset) {
+        try {
+            Files.deleteIfExists(directory.resolve(SnapshotFile.name(offset)));
+        } catch (IOException e) {
+            LOG.warn("deleting a replaced snapshot failed: object={} offset={}", objectId, offset, e);
+        }
+    }
+
+    /**
+     * The installed snapshot, read from its file.
+     *
+     * @throws ReplicaDamagedException if the snapshot file is missing or corrupt
+     */
+    public Optional<Snapshot> snapshot() throws IOException {
+        long offset = state.snapshotOffset();
+        if (offset < 0) {
+            return Optional.empty();
+        }
+        try {
+            Optional<SnapshotFile.Content> content = SnapshotFile.read(directory, offset);
+            if (content.isEmpty()) {
+                throw new StorageException("snapshot file " + SnapshotFile.name(offset) + " is missing");
+            }
+            return Optional.of(content.get().snapshot());
+        } catch (StorageException e) {
+            markDamaged(e.getMessage());
+            throw damagedException(state);
+        }
+    }
+
+    private CompletableFuture<Long> submitControl(
+            RecordType type, long epoch, long offset, ByteBuffer payload, long endAfter, long result) {
+        if (storage.closed()) {
+            return CompletableFuture.failedFuture(new StorageException("storage closed"));
+        }
+        ByteBuffer frame = RecordDescriptor.encode(
+                objectId, epoch, offset, config.epochMillis().getAsLong(), type, payload);
+        CompletableFuture<Long> future = new CompletableFuture<>();
+        storage.journal().submit(new JournalWriter.Entry(this, frame, type, endAfter, result, future));
+        return future;
+    }
+
+    // ---------------------------------------------------------------- file changes (shard or opening thread)
+
+    private void truncateFiles(long after) throws IOException {
+        long next = after + 1;
+        while (segments.size() > 1 && segments.getLast().baseOffset() >= next) {
+            segments.removeLast().closeAndDelete();
+            markDirectoryDirty();
+        }
+        Segment last = segments.getLast();
+        last.truncateBefore(Math.max(next, last.baseOffset()));
+        markDirty(last);
+        nextOffset = last.nextOffset();
+        state = state.withHistory(state.history().truncateAfter(after));
+    }
+
+    private void discardFiles(long before) throws IOException {
+        while (segments.size() > 1 && segments.get(1).baseOffset() <= before) {
+            segments.removeFirst().closeAndDelete();
+            markDirectoryDirty();
+        }
+    }
+
+    private void resetFiles(long offset) throws IOException {
+        for (Segment segment : segments) {
+            segment.closeAndDelete();
+        }
+        segments.clear();
+        Segment fresh = Segment.create(directory, offset + 1, storage.io());
+        segments.add(fresh);
+        markDirty(fresh);
+        markDirectoryDirty();
+        nextOffset = offset + 1;
+    }
+
+    private void markDirty(Segment segment) {
+        if (!segment.dirty) {
+            segment.dirty = true;
+            storage.markDirty(segment);
+        }
+    }
+
+    private void markDirectoryDirty() {
+        if (!directoryDirty) {
+            directoryDirty = true;
+            storage.markDirectoryDirty(this);
+        }
+    }
+
+    private void markDamaged(String reason) {
+        ReplicaState current = state;
+        if (!current.damaged()) {
+            state = current.withDamage(reason);
+            LOG.error("replica damaged: object={} reason={}", objectId, reason);
+            storage.requestCheckpoint();
+        }
+    }
+
+    // ---------------------------------------------------------------- state
+
+    public long objectId() {
+        return objectId;
+    }
+
+    Path directory() {
+        return directory;
+    }
+
+    ReplicaState state() {
+        return state;
+    }
+
+    /** The first offset held; records below it were discarded or replaced by a snapshot. */
+    public long startOffset() {
+        return segments.getFirst().baseOffset();
+    }
+
+    /** The offset the next append gets. */
+    public long nextOffset() {
+        return nextOffset;
+    }
+
+    /** The last offset held, {@code startOffset() - 1} when the log is empty. Any thread (volatile read). */
+    public long lastOffset() {
+        return nextOffset - 1;
+    }
+
+    /**
+     * The last offset whose record, and every one before it, is durable. Any thread (volatile reads); on the shard
+     * thread never above {@link #lastOffset()}.
+     */
+    public long durableOffset() {
+        return Math.min(durableOffset, nextOffset - 1);
+    }
+
+    /** The sealed epoch, -1 when never sealed. */
+    public long sealedEpoch() {
+        return state.sealedEpoch();
+    }
+
+    public EpochHistory epochHistory() {
+        return state.history();
+    }
+
+    /** Whether the replica is damaged and must be reseeded. Any thread (volatile read). */
+    public boolean damaged() {
+        return state.damaged();
+    }
+
+    /** Why the replica is damaged, if it is. */
+    public Optional<String> damage() {
+        ReplicaState current = state;
+        return current.damaged() ? Optional.of(current.damage()) : Optional.empty();
+    }
+
+    /** Whether an append failed in the journal; cleared by {@link #truncateAfter} at or below the durable offset. */
+    public boolean failed() {
+        return journalFailed;
+    }
+
+    /** Segment files, oldest first; for tests and tools. */
+    List<Path> segmentFiles() {
+        return segments.stream().map(Segment::path).toList();
+    }
+
+    void closeFiles() throws IOException {
+        for (Segment segment : segments) {
+            segment.close();
+        }
+    }
+
+    private ReplicaDamagedException damagedException(ReplicaState current) {
+        return new ReplicaDamagedException(objectId, current.damage());
+    }
+
+    private static IllegalArgumentException belowStart(long offset, long start) {
+        return new IllegalArgumentException(
+                "offset " + offset + " is below the log start " + start + ": the replica must be reseeded");
+    }
+
+    private static IllegalArgumentException notALogRecord(RecordType type) {
+        return new IllegalArgumentException(type + " is a control record, not a log record");
+    }
+}

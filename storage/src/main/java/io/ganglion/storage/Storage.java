@@ -1,0 +1,615 @@
+package io.ganglion.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One data directory: its journal, the replicas whose logs live in it, checkpoints and crash recovery.
+ *
+ * <pre>
+ *  &lt;data dir&gt;/lock                          held while open
+ *  &lt;data dir&gt;/checkpoint                    journal position replay starts from; per replica, its synced offset
+ *  &lt;data dir&gt;/journal/&lt;start&gt;.journal       write-ahead journal, frames of every replica, group-committed
+ *  &lt;data dir&gt;/replicas/&lt;object id hex&gt;/state                   sealed epoch, epoch history, snapshot, damage
+ *  &lt;data dir&gt;/replicas/&lt;object id hex&gt;/&lt;base offset&gt;.segment   the replica's records
+ *  &lt;data dir&gt;/replicas/&lt;object id hex&gt;/&lt;offset&gt;.snapshot        an installed snapshot
+ * </pre>
+ *
+ * <p>{@link #open} recovers before it returns: it scans every segment and cuts a torn tail, cuts each replica back to
+ * the prefix nothing since the last checkpoint changed, replays the journal over it (idempotent by offset), declares
+ * replicas damaged where checkpointed data is gone, then checkpoints, so everything it serves afterwards is
+ * durable.
+ *
+ * <p>Implementation notes. Three kinds of thread touch a store. Shard threads call {@link #replica} and everything on
+ * a {@link ReplicaLog} (each replica owned by one shard). The journal writer thread ({@code ganglion-journal-*}) does
+ * group commit. The background thread ({@code ganglion-storage-*}) runs checkpoints and preallocates journal files;
+ * {@link #checkpointNow} is synchronized so a checkpoint asked for on close cannot overlap one already running.
+ * Shared sets {@code dirtySegments} and {@code dirtyDirectories} are filled by shards and drained by checkpoints.
+ */
+public final class Storage implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Storage.class);
+    static final String JOURNAL = "journal";
+    static final String REPLICAS = "replicas";
+
+    private final Path directory;
+    private final Path journalDirectory;
+    private final Path replicasDirectory;
+    private final StorageConfig config;
+    private final FileIo io;
+    private final ConcurrentHashMap<Long, ReplicaLog> replicas = new ConcurrentHashMap<>();
+    private final Set<Segment> dirtySegments = ConcurrentHashMap.newKeySet();
+    private final Set<ReplicaLog> dirtyDirectories = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean checkpointPending = new AtomicBoolean();
+    private final AtomicLong checkpoints = new AtomicLong();
+    private final AtomicLong checkpointForces = new AtomicLong();
+    private final Object creationLock = new Object();
+    private volatile boolean replicasDirectoryDirty;
+    private volatile boolean closed;
+    private FileChannel lockChannel;
+    private FileLock lock;
+    private ExecutorService background;
+    private JournalWriter journal;
+    private Thread journalThread;
+
+    private Storage(Path directory, StorageConfig config, FileIo io) {
+        this.directory = directory;
+        this.journalDirectory = directory.resolve(JOURNAL);
+        this.replicasDirectory = directory.resolve(REPLICAS);
+        this.config = config;
+        this.io = io;
+    }
+
+    /**
+     * Opens (creating if needed) and recovers a data directory, and starts its journal writer.
+     *
+     * @throws StorageException if another process holds the directory, or its checkpoint file is malformed
+     * @throws IOException if recovery cannot read or write the files
+     */
+    public static Storage open(Path directory, StorageConfig config) throws IOException {
+        return open(directory, config, FileIo.DEFAULT);
+    }
+
+    static Storage open(Path directory, StorageConfig config, FileIo io) throws IOException {
+        Storage storage = new Storage(directory, config, io);
+        try {
+            long end = storage.recover();
+            storage.start(end);
+            return storage;
+        } catch (IOException | RuntimeException e) {
+            storage.releaseAfterFailedOpen();
+            throw e;
+        }
+    }
+
+    // ---------------------------------------------------------------- recovery (opening thread)
+
+    private long recover() throws IOException {
+        Files.createDirectories(journalDirectory);
+        Files.createDirectories(replicasDirectory);
+        lockDirectory();
+        CheckpointFile.Checkpoint checkpoint = CheckpointFile.read(directory).orElse(CheckpointFile.Checkpoint.INITIAL);
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(replicasDirectory)) {
+            for (Path replicaDirectory : stream) {
+                long objectId =
+                        Long.parseUnsignedLong(replicaDirectory.getFileName().toString(), 16);
+                replicas.put(objectId, recoverReplica(objectId, checkpoint));
+            }
+        }
+        for (long objectId : checkpoint.syncedThrough().keySet()) {
+            if (!replicas.containsKey(objectId)) {
+                LOG.error("replica directory missing: object={}", objectId);
+                replicas.put(objectId, recoverReplica(objectId, checkpoint));
+            }
+        }
+        // pass 1: where does the journal rewrite each replica? Everything below that and the synced offset is
+        // untouched since the checkpoint; everything above it that is durable is in the journal
+        Map<Long, Long> lowestRewrite = new HashMap<>();
+        long end = scanJournal(checkpoint, (buffer, at) -> noteRewrite(buffer, at, lowestRewrite));
+        for (ReplicaLog replica : replicas.values()) {
+            replica.prepareReplay(lowestRewrite.getOrDefault(replica.objectId(), Long.MAX_VALUE));
+        }
+        // pass 2: replay exactly over that stable prefix
+        scanJournal(checkpoint, this::replayFrame);
+        for (ReplicaLog replica : replicas.values()) {
+            replica.finishRecovery();
+        }
+        checkpointNow(end);
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory)) {
+            for (Path file : stream) {
+                Files.delete(file);
+            }
+        }
+        DurableFiles.forceDirectory(journalDirectory);
+        LOG.info(
+                "storage recovered: dir={} replicas={} journalPosition={} damaged={}",
+                directory,
+                replicas.size(),
+                end,
+                replicas.values().stream().filter(ReplicaLog::damaged).count());
+        return end;
+    }
+
+    private ReplicaLog recoverReplica(long objectId, CheckpointFile.Checkpoint checkpoint) throws IOException {
+        Path replicaDirectory = replicasDirectory.resolve(ReplicaLog.directoryName(objectId));
+        Files.createDirectories(replicaDirectory);
+        return ReplicaLog.recover(
+                this, objectId, replicaDirectory, checkpoint.syncedThrough().getOrDefault(objectId, -1L));
+    }
+
+    /** Receives each good journal frame during recovery; returns false to refuse it as corrupt. */
+    @FunctionalInterface
+    private interface JournalVisitor {
+        boolean frame(ByteBuffer buffer, int at) throws IOException;
+    }
+
+    /**
+     * Reads the journal from the checkpoint position, file by file, stopping at the first frame that is not whole
+     * and intact (a torn tail) or at a file that does not start where the previous one ended. Cuts the journal there,
+     * so a second pass stops at the same place.
+     *
+     * @return the journal position after the last good frame
+     */
+    private long scanJournal(CheckpointFile.Checkpoint checkpoint, JournalVisitor visitor) throws IOException {
+        TreeMap<Long, Path> files = new TreeMap<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory, "*" + JournalWriter.SUFFIX)) {
+            for (Path file : stream) {
+                String name = file.getFileName().toString();
+                files.put(Long.parseLong(name.substring(0, name.length() - JournalWriter.SUFFIX.length())), file);
+            }
+        }
+        long position = checkpoint.journalPosition();
+        int frames = 0;
+        for (var file : files.entrySet()) {
+            long start = file.getKey();
+            long size = Files.size(file.getValue());
+            if (start < position && start + size <= position) {
+                continue; // wholly behind the checkpoint
+            }
+            if (start > position) {
+                LOG.warn(
+                        "journal file does not continue the journal: dir={} expected={} found={}",
+                        directory,
+                        position,
+                        start);
+                break;
+            }
+            try (FileChannel channel =
+                    FileChannel.open(file.getValue(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                int[] count = {0};
+                FrameScanner.Result result = FrameScanner.scan(
+                        channel, position - start, config.maxRecordBytes(), (buffer, at, filePosition) -> {
+                            count[0]++;
+                            return visitor.frame(buffer, at);
+                        });
+                frames += count[0];
+                position = start + result.end();
+                if (result.stop() == FrameScanner.Stop.TRUNCATED || result.stop() == FrameScanner.Stop.CORRUPT) {
+                    LOG.warn(
+                            "journal cut at first bad record: file={} position={} stop={} bytesAfter={}",
+                            file.getValue().getFileName(),
+                            position,
+                            result.stop(),
+                            size - result.end());
+                    // nothing after a bad frame may ever be replayed, even if this open stops before it checkpoints
+                    channel.truncate(result.end());
+                    channel.force(true);
+                    break;
+                }
+            }
+        }
+        LOG.info(
+                "journal scanned: dir={} from={} to={} records={}",
+                directory,
+                checkpoint.journalPosition(),
+                position,
+                frames);
+        return position;
+    }
+
+    private boolean noteRewrite(ByteBuffer buffer, int at, Map<Long, Long> lowest) throws IOException {
+        long objectId = RecordDescriptor.objectId(buffer, at);
+        replicaForReplay(objectId);
+        RecordType type = RecordDescriptor.type(buffer, at);
+        if (type == RecordType.SNAPSHOT && snapshotHistory(buffer, at) == null) {
+            return false; // refused here exactly as the replay refuses it
+        }
+        if (type == RecordType.TRUNCATE || type == RecordType.SNAPSHOT) {
+            lowest.merge(objectId, RecordDescriptor.offset(buffer, at), Math::min);
+        }
+        return true;
+    }
+
+    private ReplicaLog replicaForReplay(long objectId) throws IOException {
+        ReplicaLog replica = replicas.get(objectId);
+        if (replica == null) {
+            replica = recoverReplica(objectId, CheckpointFile.Checkpoint.INITIAL);
+            replicas.put(objectId, replica);
+        }
+        return replica;
+    }
+
+    /** The epoch history in a snapshot record, or null if its payload is malformed. */
+    private static EpochHistory snapshotHistory(ByteBuffer buffer, int at) {
+        try {
+            return EpochHistory.decode(RecordDescriptor.payload(buffer, at));
+        } catch (RuntimeException e) {
+            return null;
+        }
+    }
+
+    private boolean replayFrame(ByteBuffer buffer, int at) throws IOException {
+        long objectId = RecordDescriptor.objectId(buffer, at);
+        long offset = RecordDescriptor.offset(buffer, at);
+        long epoch = RecordDescriptor.epoch(buffer, at);
+        ReplicaLog replica = replicaForReplay(objectId);
+        switch (RecordDescriptor.type(buffer, at)) {
+            case DATA, EPOCH_START ->
+                replica.replayRecord(buffer.slice(at, RecordDescriptor.frameLength(buffer, at)), offset, epoch);
+            case TRUNCATE -> replica.replayTruncate(offset);
+            case DISCARD -> replica.replayDiscard(offset);
+            case SEAL -> replica.replaySeal(epoch);
+            case SNAPSHOT -> {
+                EpochHistory history = snapshotHistory(buffer, at);
+                if (history == null) {
+                    return false;
+                }
+                replica.replaySnapshot(offset, history);
+            }
+        }
+        return true;
+    }
+
+    private void start(long journalPosition) throws IOException {
+        String name = directory.getFileName().toString();
+        background = Executors.newSingleThreadExecutor(task -> {
+            Thread thread = new Thread(task, "ganglion-storage-" + name);
+            thread.setDaemon(true);
+            return thread;
+        });
+        journal = new JournalWriter(
+                journalDirectory, journalPosition, config, io, this::requestCheckpoint, this::requestSpare);
+        if (config.preallocateJournal()) {
+            journal.prepareSpare(); // open is not latency-critical: start on a preallocated file too
+        }
+        journal.openFirstFile();
+        journalThread = new Thread(journal, "ganglion-journal-" + name);
+        journalThread.setDaemon(true);
+        journalThread.start();
+    }
+
+    private void lockDirectory() throws IOException {
+        lockChannel = FileChannel.open(directory.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try {
+            lock = lockChannel.tryLock();
+        } catch (OverlappingFileLockException e) {
+            lock = null;
+        }
+        if (lock == null) {
+            throw new StorageException("data directory is in use by another store: " + directory);
+        }
+    }
+
+    // ---------------------------------------------------------------- replicas (any thread)
+
+    /**
+     * The replica of {@code objectId}, created empty if this directory has none. Any thread; the returned replica is
+     * then used by one shard thread.
+     *
+     * @throws StorageException if the store is closed
+     */
+    public ReplicaLog replica(long objectId) throws IOException {
+        ReplicaLog existing = replicas.get(objectId);
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (creationLock) {
+            existing = replicas.get(objectId);
+            if (existing != null) {
+                return existing;
+            }
+            if (closed) {
+                throw new StorageException("storage closed: " + directory);
+            }
+            ReplicaLog created =
+                    ReplicaLog.create(this, objectId, replicasDirectory.resolve(ReplicaLog.directoryName(objectId)));
+            replicas.put(objectId, created);
+            return created;
+        }
+    }
+
+    /** The replica of {@code objectId} if this directory holds one. */
+    public Optional<ReplicaLog> existingReplica(long objectId) {
+        return Optional.ofNullable(replicas.get(objectId));
+    }
+
+    /** Object ids of every replica in this directory. */
+    public Set<Long> objectIds() {
+        return Set.copyOf(replicas.keySet());
+    }
+
+    // ---------------------------------------------------------------- checkpoints
+
+    /** Runs a checkpoint on the background thread. */
+    public CompletableFuture<Void> checkpoint() {
+        return CompletableFuture.runAsync(
+                () -> {
+                    try {
+                        checkpointNow(journal.forcedPosition());
+                    } catch (IOException e) {
+                        throw new CompletionException(e);
+                    }
+                },
+                background);
+    }
+
+    void requestCheckpoint() {
+        if (background != null && !closed && checkpointPending.compareAndSet(false, true)) {
+            runInBackground(() -> {
+                checkpointPending.set(false);
+                try {
+                    checkpointNow(journal.forcedPosition());
+                } catch (IOException e) {
+                    LOG.error("checkpoint failed, journal files kept: dir={}", directory, e);
+                }
+            });
+        }
+    }
+
+    private void requestSpare() {
+        if (!closed) {
+            runInBackground(() -> {
+                try {
+                    journal.prepareSpare();
+                } catch (IOException e) {
+                    LOG.warn("preallocating a journal file failed: dir={}", directory, e);
+                }
+            });
+        }
+    }
+
+    private void runInBackground(Runnable task) {
+        try {
+            background.execute(task);
+        } catch (RejectedExecutionException e) {
+            // closing: the final checkpoint covers what this one would have done
+        }
+    }
+
+    /**
+     * Forces every dirty segment and directory, writes changed state files and the checkpoint file at {@code
+     * position}, then deletes journal files wholly behind it. Every journal frame before {@code position} was
+     * written to its segment before it was queued, so the forced segments hold all of it.
+     */
+    synchronized void checkpointNow(long forcedPosition) throws IOException {
+        List<ReplicaLog> all = new ArrayList<>(replicas.values());
+        long position = forcedPosition;
+        for (ReplicaLog replica : all) {
+            // a truncate or snapshot journaled but not yet applied to the files must stay in the replayed journal
+            position = Math.min(position, replica.pendingRewritePosition);
+        }
+        Map<Long, Long> synced = new HashMap<>();
+        for (ReplicaLog replica : all) {
+            synced.put(replica.objectId(), replica.lastOffset()); // read before forcing: all of it gets forced
+        }
+        long forced = 0;
+        for (Iterator<Segment> it = dirtySegments.iterator(); it.hasNext(); ) {
+            Segment segment = it.next();
+            it.remove();
+            segment.dirty = false;
+            try {
+                segment.force();
+                forced++;
+            } catch (ClosedChannelException e) {
+                // deleted by its replica since: the deletion is in the journal and in a dirty directory
+            }
+        }
+        for (Iterator<ReplicaLog> it = dirtyDirectories.iterator(); it.hasNext(); ) {
+            ReplicaLog replica = it.next();
+            it.remove();
+            replica.directoryDirty = false;
+            try {
+                DurableFiles.forceDirectory(replica.directory());
+                forced++;
+            } catch (NoSuchFileException e) {
+                // nothing to make durable
+            }
+        }
+        if (replicasDirectoryDirty) {
+            replicasDirectoryDirty = false;
+            DurableFiles.forceDirectory(replicasDirectory);
+            forced++;
+        }
+        for (ReplicaLog replica : all) {
+            ReplicaState state = replica.state();
+            if (state != replica.persisted) {
+                ReplicaStateFile.write(replica.directory(), state);
+                replica.persisted = state;
+                forced += 2;
+            }
+        }
+        CheckpointFile.write(directory, new CheckpointFile.Checkpoint(position, synced));
+        forced += 2;
+        if (journal != null) {
+            journal.deleteFilesBefore(position);
+        }
+        checkpoints.incrementAndGet();
+        checkpointForces.addAndGet(forced);
+    }
+
+    void markDirty(Segment segment) {
+        dirtySegments.add(segment);
+    }
+
+    void markDirectoryDirty(ReplicaLog replica) {
+        dirtyDirectories.add(replica);
+    }
+
+    void markReplicasDirectoryDirty() {
+        replicasDirectoryDirty = true;
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    StorageConfig config() {
+        return config;
+    }
+
+    FileIo io() {
+        return io;
+    }
+
+    JournalWriter journal() {
+        return journal;
+    }
+
+    Thread journalThread() {
+        return journalThread;
+    }
+
+    boolean closed() {
+        return closed;
+    }
+
+    public Path directory() {
+        return directory;
+    }
+
+    /** Journal forces (fsyncs) so far: one per batch, plus one per journal file roll. */
+    public long journalForces() {
+        return journal.forces();
+    }
+
+    /** Journal batches written and forced so far. */
+    public long journalBatches() {
+        return journal.batches();
+    }
+
+    /** Journal entries (records and control records) made durable so far. */
+    public long journalEntries() {
+        return journal.entries();
+    }
+
+    public long checkpoints() {
+        return checkpoints.get();
+    }
+
+    /** Forces done by checkpoints so far: segments, directories, state and checkpoint files. */
+    public long checkpointForces() {
+        return checkpointForces.get();
+    }
+
+    /** Why the journal stopped for good, if it did; the store must then be reopened. */
+    public Optional<StorageException> failure() {
+        return Optional.ofNullable(journal.failure());
+    }
+
+    // ---------------------------------------------------------------- close
+
+    /**
+     * Lets the journal writer finish what is queued, checkpoints (unless the journal failed), and closes every file.
+     * Appends after close are refused with {@link AppendOutcome.Reason#CLOSED}.
+     */
+    @Override
+    public void close() throws IOException {
+        shutDown(true);
+    }
+
+    /** Stops like a crash after the last force: no checkpoint, journal left for replay. For tests. */
+    void halt() throws IOException {
+        shutDown(false);
+    }
+
+    private void shutDown(boolean checkpointFirst) throws IOException {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        journal.stop();
+        try {
+            journalThread.join();
+            journal.failRemaining(new StorageException("storage closed: " + directory));
+            if (checkpointFirst && journal.failure() == null) {
+                background
+                        .submit(() -> {
+                            checkpointNow(journal.forcedPosition());
+                            return null;
+                        })
+                        .get();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException("interrupted while closing " + directory, e);
+        } catch (ExecutionException e) {
+            throw new StorageException("final checkpoint failed: " + directory, e.getCause());
+        } finally {
+            background.shutdown();
+            try {
+                background.awaitTermination(1, TimeUnit.MINUTES);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            journal.deleteSpare();
+            for (ReplicaLog replica : replicas.values()) {
+                replica.closeFiles();
+            }
+            releaseLock();
+        }
+    }
+
+    private void releaseAfterFailedOpen() {
+        closed = true;
+        for (ReplicaLog replica : replicas.values()) {
+            try {
+                replica.closeFiles();
+            } catch (IOException e) {
+                LOG.warn("closing replica files failed: object={}", replica.objectId(), e);
+            }
+        }
+        if (background != null) {
+            background.shutdown();
+        }
+        try {
+            releaseLock();
+        } catch (IOException e) {
+            LOG.warn("releasing the directory lock failed: dir={}", directory, e);
+        }
+    }
+
+    private void releaseLock() throws IOException {
+        if (lock != null) {
+            lock.release();
+        }
+        if (lockChannel != null) {
+            lockChannel.close();
+        }
+    }
+}

@@ -1,0 +1,169 @@
+package io.ganglion.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.OpenOption;
+import java.nio.file.Path;
+import java.util.Set;
+
+/** Opens real channels that fail writes or forces on demand, for files whose name ends with a given suffix. */
+final class FaultyFileIo implements FileIo {
+    private final String suffix;
+    volatile boolean failWrites;
+    volatile boolean failForces;
+    /** Writes report success but never reach the file: as if the process died before they were made. */
+    volatile boolean dropWrites;
+    /** When set, a force waits until it is opened: holds a journal batch between its write and its force. */
+    volatile java.util.concurrent.CountDownLatch forceGate;
+
+    FaultyFileIo(String suffix) {
+        this.suffix = suffix;
+    }
+
+    @Override
+    public FileChannel open(Path path, Set<? extends OpenOption> options) throws IOException {
+        FileChannel channel = FileChannel.open(path, options);
+        return path.toString().endsWith(suffix) ? new Faulty(channel) : channel;
+    }
+
+    private final class Faulty extends FileChannel {
+        private final FileChannel delegate;
+
+        Faulty(FileChannel delegate) {
+            this.delegate = delegate;
+        }
+
+        private void checkWrite(ByteBuffer src) throws IOException {
+            if (failWrites) {
+                // a partial write first, as a full disk does
+                if (src.remaining() > 1) {
+                    ByteBuffer half = src.duplicate();
+                    half.limit(half.position() + half.remaining() / 2);
+                    delegate.write(half, delegate.size());
+                }
+                throw new IOException("No space left on device");
+            }
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            return delegate.read(dst);
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+            return delegate.read(dsts, offset, length);
+        }
+
+        @Override
+        public int write(ByteBuffer src) throws IOException {
+            checkWrite(src);
+            return delegate.write(src);
+        }
+
+        @Override
+        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            if (failWrites) {
+                throw new IOException("No space left on device");
+            }
+            return delegate.write(srcs, offset, length);
+        }
+
+        @Override
+        public long position() throws IOException {
+            return delegate.position();
+        }
+
+        @Override
+        public FileChannel position(long newPosition) throws IOException {
+            delegate.position(newPosition);
+            return this;
+        }
+
+        @Override
+        public long size() throws IOException {
+            return delegate.size();
+        }
+
+        @Override
+        public FileChannel truncate(long size) throws IOException {
+            delegate.truncate(size);
+            return this;
+        }
+
+        @Override
+        public void force(boolean metaData) throws IOException {
+            java.util.concurrent.CountDownLatch gate = forceGate;
+            if (gate != null) {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted at the force gate", e);
+                }
+            }
+            if (failForces) {
+                throw new IOException("Input/output error");
+            }
+            delegate.force(metaData);
+        }
+
+        @Override
+        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+            return delegate.transferTo(position, count, target);
+        }
+
+        @Override
+        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+            return delegate.transferFrom(src, position, count);
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            return delegate.read(dst, position);
+        }
+
+        @Override
+        public int write(ByteBuffer src, long position) throws IOException {
+            if (dropWrites) {
+                int length = src.remaining();
+                src.position(src.limit());
+                return length;
+            }
+            if (failWrites) {
+                if (src.remaining() > 1) {
+                    ByteBuffer half = src.duplicate();
+                    half.limit(half.position() + half.remaining() / 2);
+                    delegate.write(half, position);
+                }
+                throw new IOException("No space left on device");
+            }
+            return delegate.write(src, position);
+        }
+
+        @Override
+        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+            return delegate.map(mode, position, size);
+        }
+
+        @Override
+        public FileLock lock(long position, long size, boolean shared) throws IOException {
+            return delegate.lock(position, size, shared);
+        }
+
+        @Override
+        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
+            return delegate.tryLock(position, size, shared);
+        }
+
+        @Override
+        protected void implCloseChannel() throws IOException {
+            delegate.close();
+        }
+    }
+}

@@ -1,0 +1,244 @@
+package io.ganglion.storage;
+
+import static io.ganglion.storage.TestStores.appendDurably;
+import static io.ganglion.storage.TestStores.assertPayloads;
+import static io.ganglion.storage.TestStores.await;
+import static io.ganglion.storage.TestStores.payload;
+import static io.ganglion.storage.TestStores.readAll;
+import static io.ganglion.storage.TestStores.smallConfig;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.ganglion.storage.AppendOutcome.Appended;
+import io.ganglion.storage.AppendOutcome.Reason;
+import io.ganglion.storage.AppendOutcome.Rejected;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ReplicaLogTest {
+    @TempDir
+    Path dir;
+
+    private Storage storage;
+    private ReplicaLog log;
+
+    @BeforeEach
+    void open() throws IOException {
+        storage = Storage.open(dir, smallConfig());
+        log = storage.replica(42);
+    }
+
+    @AfterEach
+    void close() throws IOException {
+        storage.close();
+    }
+
+    @Test
+    void shouldAssignContiguousOffsetsAndReportDurability() {
+        for (int i = 0; i < 10; i++) {
+            AppendOutcome outcome = log.append(1, RecordType.DATA, payload(42, i));
+            assertThat(outcome).isInstanceOfSatisfying(Appended.class, appended -> {
+                assertThat(appended.offset()).isEqualTo(log.lastOffset());
+            });
+            assertThat(await(((Appended) outcome).durable())).isEqualTo(i);
+        }
+        assertThat(log.durableOffset()).isEqualTo(9);
+        assertThat(log.nextOffset()).isEqualTo(10);
+    }
+
+    @Test
+    void shouldReadRecordsWithinByteBudgetButAtLeastOne() throws IOException {
+        appendDurably(log, 1, 100);
+        List<LogRecord> one = log.read(5, 1);
+        assertThat(one).hasSize(1);
+        assertThat(one.getFirst().offset()).isEqualTo(5);
+        assertThat(one.getFirst().timestamp()).isEqualTo(TestStores.NOW);
+        assertThat(one.getFirst().type()).isEqualTo(RecordType.DATA);
+        List<LogRecord> some = log.read(5, 400);
+        int bytes = some.stream()
+                .mapToInt(r -> RecordDescriptor.frameLength(r.payload().remaining()))
+                .sum();
+        assertThat(bytes).isLessThanOrEqualTo(400);
+        assertThat(some.size()).isGreaterThan(1);
+        assertThat(log.read(100, 4096)).isEmpty();
+        assertPayloads(log, readAll(log));
+    }
+
+    @Test
+    void shouldRollSegmentsAtConfiguredSize() throws IOException {
+        appendDurably(log, 1, 200); // about 100 bytes each, 4 KiB segments
+        assertThat(log.segmentFiles()).hasSizeGreaterThan(3);
+        assertThat(readAll(log)).hasSize(200);
+    }
+
+    @Test
+    void shouldAcceptFollowerAppendOnlyAtNextOffset() {
+        appendDurably(log, 1, 3);
+        assertThat(log.appendAt(5, 1, RecordType.DATA, 7, payload(42, 5))).isEqualTo(Rejected.of(Reason.GAP));
+        assertThat(log.appendAt(2, 1, RecordType.DATA, 7, payload(42, 2))).isEqualTo(Rejected.of(Reason.OVERLAP));
+        AppendOutcome copied = log.appendAt(3, 2, RecordType.EPOCH_START, 7, payload(42, 3));
+        assertThat(copied).isInstanceOf(Appended.class);
+        assertThat(await(((Appended) copied).durable())).isEqualTo(3);
+        assertThat(log.epochHistory().entries())
+                .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 3));
+    }
+
+    @Test
+    void shouldRefuseAppendsAtOrBelowSealedEpoch() {
+        appendDurably(log, 2, 4);
+        SealResult seal = await(log.seal(2));
+        assertThat(seal).isEqualTo(new SealResult(2, 2, 3, 3));
+        assertThat(log.append(2, RecordType.DATA, payload(42, 4))).isEqualTo(Rejected.of(Reason.SEALED_EPOCH));
+        assertThat(log.append(1, RecordType.DATA, payload(42, 4))).isEqualTo(Rejected.of(Reason.SEALED_EPOCH));
+        assertThat(log.appendAt(4, 2, RecordType.DATA, 0, payload(42, 4))).isEqualTo(Rejected.of(Reason.SEALED_EPOCH));
+        assertThat(log.append(3, RecordType.EPOCH_START, payload(42, 4))).isInstanceOf(Appended.class);
+        assertThat(log.sealedEpoch()).isEqualTo(2);
+    }
+
+    @Test
+    void shouldNotLowerSealedEpoch() {
+        await(log.seal(5));
+        SealResult again = await(log.seal(3));
+        assertThat(again.sealedEpoch()).isEqualTo(5);
+        assertThat(log.sealedEpoch()).isEqualTo(5);
+    }
+
+    @Test
+    void shouldRefuseAppendOfEpochBelowLastRecord() {
+        appendDurably(log, 4, 1);
+        assertThat(log.append(3, RecordType.DATA, payload(42, 1))).isEqualTo(Rejected.of(Reason.STALE_EPOCH));
+    }
+
+    @Test
+    void shouldRefuseRecordLargerThanMaximum() {
+        ByteBuffer huge = ByteBuffer.allocate(smallConfig().maxRecordBytes());
+        assertThat(log.append(1, RecordType.DATA, huge)).isEqualTo(Rejected.of(Reason.TOO_LARGE));
+        assertThat(log.nextOffset()).isZero();
+    }
+
+    @Test
+    void shouldRejectControlTypeInAppend() {
+        assertThatThrownBy(() -> log.append(1, RecordType.SEAL, ByteBuffer.allocate(1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void shouldTruncateDivergentSuffixAndContinueFromIt() throws IOException {
+        appendDurably(log, 1, 50);
+        appendDurably(log, 2, 50);
+        assertThat(log.truncateAfter(59)).isEqualTo(59);
+        assertThat(log.lastOffset()).isEqualTo(59);
+        assertThat(log.durableOffset()).isEqualTo(59);
+        assertThat(log.epochHistory().entries())
+                .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 50));
+        assertThat(log.truncateAfter(20)).isEqualTo(20);
+        assertThat(log.epochHistory().entries()).containsExactly(new EpochHistory.Entry(1, 0));
+        appendDurably(log, 3, 5);
+        List<LogRecord> records = readAll(log);
+        assertThat(records).hasSize(26);
+        assertThat(records.get(21).epoch()).isEqualTo(3);
+        assertPayloads(log, records);
+    }
+
+    @Test
+    void shouldDiscardWholeSegmentsOnly() throws IOException {
+        appendDurably(log, 1, 200);
+        long start = await(log.discardBefore(100));
+        assertThat(start).isEqualTo(log.startOffset()).isLessThanOrEqualTo(100).isGreaterThan(0);
+        assertThatThrownBy(() -> log.read(start - 1, 100)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(log.read(start, 100).getFirst().offset()).isEqualTo(start);
+        assertThat(await(log.discardBefore(10_000))).isEqualTo(log.startOffset());
+        assertThat(log.lastOffset()).isEqualTo(199); // the active segment stays
+    }
+
+    @Test
+    void shouldContinueFromSnapshotOffset() throws IOException {
+        appendDurably(log, 1, 20);
+        EpochHistory history = EpochHistory.of(List.of(new EpochHistory.Entry(2, 0)));
+        assertThat(log.installSnapshot(499, history, ByteBuffer.wrap(new byte[] {9, 9})))
+                .isEqualTo(499);
+        assertThat(log.startOffset()).isEqualTo(500);
+        assertThat(log.nextOffset()).isEqualTo(500);
+        assertThat(log.durableOffset()).isEqualTo(499);
+        assertThat(log.read(500, 100)).isEmpty();
+        assertThat(log.snapshot())
+                .hasValueSatisfying(s -> assertThat(s.offset()).isEqualTo(499));
+        assertThat(await(((Appended) log.append(2, RecordType.DATA, payload(42, 500))).durable()))
+                .isEqualTo(500);
+    }
+
+    @Test
+    void shouldMarkReplicaDamagedOnCorruptRecordInSegment() throws IOException {
+        appendDurably(log, 1, 30);
+        Path segment = log.segmentFiles().getFirst();
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            ByteBuffer one = ByteBuffer.allocate(1);
+            channel.read(one, 300);
+            one.put(0, (byte) (one.get(0) ^ 0x10)).rewind();
+            channel.write(one, 300);
+        }
+        assertThatThrownBy(() -> readAll(log))
+                .isInstanceOf(ReplicaDamagedException.class)
+                .hasMessageContaining("object=42");
+        assertThat(log.damaged()).isTrue();
+        assertThatThrownBy(() -> log.read(0, 10)).isInstanceOf(ReplicaDamagedException.class);
+        assertThat(log.append(1, RecordType.DATA, payload(42, 30))).isEqualTo(Rejected.of(Reason.DAMAGED));
+        assertThatThrownBy(() -> log.truncateAfter(5)).isInstanceOf(ReplicaDamagedException.class);
+    }
+
+    @Test
+    void shouldClearDamageWhenSnapshotInstalled() throws IOException {
+        appendDurably(log, 1, 30);
+        Path segment = log.segmentFiles().getFirst();
+        try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.WRITE)) {
+            channel.write(ByteBuffer.wrap(new byte[] {0x55, 0x55}), 20);
+        }
+        assertThatThrownBy(() -> log.read(0, 100)).isInstanceOf(ReplicaDamagedException.class);
+        log.installSnapshot(29, EpochHistory.of(List.of(new EpochHistory.Entry(1, 0))), ByteBuffer.allocate(4));
+        assertThat(log.damaged()).isFalse();
+        assertThat(await(((Appended) log.append(1, RecordType.DATA, payload(42, 30))).durable()))
+                .isEqualTo(30);
+    }
+
+    @Test
+    void shouldRefuseTruncateFromACompletionCallback() throws IOException {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        try (Storage gated = Storage.open(dir.resolve("gated"), smallConfig(), io)) {
+            ReplicaLog other = gated.replica(1);
+            io.forceGate = new java.util.concurrent.CountDownLatch(1);
+            AppendOutcome outcome = other.append(1, RecordType.DATA, payload(1, 0));
+            // registered while the force is held, so it runs on the journal writer thread
+            CompletableFuture<Long> truncated = ((Appended) outcome).durable().thenApply(offset -> {
+                try {
+                    return other.truncateAfter(-1); // would wait for the journal on the journal's own thread
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            });
+            io.forceGate.countDown();
+            assertThat(truncated)
+                    .failsWithin(30, TimeUnit.SECONDS)
+                    .withThrowableThat()
+                    .withCauseInstanceOf(IllegalStateException.class);
+            assertThat(other.lastOffset()).isZero();
+            assertThat(appendDurably(other, 1, 1)).isEqualTo(1); // nothing was queued by the refused truncate
+        }
+    }
+
+    @Test
+    void shouldRefuseAppendsAfterStoreClosed() throws IOException {
+        storage.close();
+        assertThat(log.append(1, RecordType.DATA, payload(42, 0))).isEqualTo(Rejected.of(Reason.CLOSED));
+    }
+}

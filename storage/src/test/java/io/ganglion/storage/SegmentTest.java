@@ -1,0 +1,66 @@
+package io.ganglion.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SegmentTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldIndexAppendsAndReadWholeFramesWithinBudget() throws IOException {
+        Segment segment = Segment.create(dir, 100, FileIo.DEFAULT);
+        for (long offset = 100; offset < 110; offset++) {
+            segment.append(frame(offset, 20));
+        }
+        assertThat(segment.nextOffset()).isEqualTo(110);
+        assertThat(segment.size()).isEqualTo(10 * 64);
+        ByteBuffer three = segment.read(103, 3 * 64 + 10);
+        assertThat(three.limit()).isEqualTo(3 * 64);
+        assertThat(RecordDescriptor.offset(three, 0)).isEqualTo(103);
+        assertThat(segment.read(109, 1).limit()).isEqualTo(64);
+        segment.close();
+    }
+
+    @Test
+    void shouldTruncateFileAndIndex() throws IOException {
+        Segment segment = Segment.create(dir, 0, FileIo.DEFAULT);
+        for (long offset = 0; offset < 10; offset++) {
+            segment.append(frame(offset, 20));
+        }
+        segment.truncateBefore(4);
+        assertThat(segment.nextOffset()).isEqualTo(4);
+        assertThat(Files.size(segment.path())).isEqualTo(4 * 64);
+        segment.append(frame(4, 1));
+        assertThat(segment.nextOffset()).isEqualTo(5);
+        segment.close();
+    }
+
+    @Test
+    void shouldRecoverIndexAndStopAtForeignOrMisplacedRecord() throws IOException {
+        Segment segment = Segment.create(dir, 50, FileIo.DEFAULT);
+        for (long offset = 50; offset < 55; offset++) {
+            segment.append(frame(offset, 8));
+        }
+        segment.append(frame(57, 8)); // not the next offset
+        segment.close();
+        Segment reopened = Segment.open(segment.path(), 50, FileIo.DEFAULT);
+        FrameScanner.Result result = reopened.recover(1, 4096, (epoch, offset) -> {});
+        assertThat(result.stop()).isEqualTo(FrameScanner.Stop.CORRUPT);
+        assertThat(result.end()).isEqualTo(5 * 52);
+        assertThat(reopened.nextOffset()).isEqualTo(55);
+        FrameScanner.Result foreign = reopened.recover(2, 4096, (epoch, offset) -> {});
+        assertThat(foreign.end()).isZero();
+        reopened.close();
+    }
+
+    private static ByteBuffer frame(long offset, int payload) {
+        return RecordDescriptor.encode(1, 1, offset, 0, RecordType.DATA, ByteBuffer.allocate(payload));
+    }
+}

@@ -1,0 +1,214 @@
+package io.ganglion.storage;
+
+import static io.ganglion.storage.TestStores.appendDurably;
+import static io.ganglion.storage.TestStores.assertPayloads;
+import static io.ganglion.storage.TestStores.await;
+import static io.ganglion.storage.TestStores.readAll;
+import static io.ganglion.storage.TestStores.smallConfig;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class StorageTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldKeepEveryRecordAcrossCleanReopen() throws IOException {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            appendDurably(storage.replica(1), 1, 300);
+            appendDurably(storage.replica(2), 1, 50);
+        }
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThat(storage.objectIds()).containsExactlyInAnyOrder(1L, 2L);
+            ReplicaLog one = storage.replica(1);
+            assertThat(one.lastOffset()).isEqualTo(299);
+            assertThat(one.durableOffset()).isEqualTo(299);
+            assertPayloads(one, readAll(one));
+            assertThat(storage.replica(2).lastOffset()).isEqualTo(49);
+        }
+    }
+
+    @Test
+    void shouldReplayJournalIntoSegmentsAfterHalt() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        appendDurably(first.replica(7), 1, 500);
+        first.halt();
+        // the journal still holds every record: remove the segments so only replay can restore them
+        try (Stream<Path> files = Files.list(dir.resolve("replicas").resolve(ReplicaLog.directoryName(7)))) {
+            for (Path file : files.toList()) {
+                if (file.toString().endsWith(Segment.SUFFIX)) {
+                    Files.delete(file);
+                }
+            }
+        }
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog log = storage.replica(7);
+            assertThat(log.lastOffset()).isEqualTo(499);
+            List<LogRecord> records = readAll(log);
+            assertThat(records).hasSize(500);
+            assertPayloads(log, records);
+        }
+    }
+
+    @Test
+    void shouldRecoverTheSameLogWhenReopenedTwice() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        appendDurably(first.replica(3), 1, 120);
+        first.halt();
+        Storage second = Storage.open(dir, smallConfig());
+        List<LogRecord> afterFirst = readAll(second.replica(3));
+        second.halt();
+        try (Storage third = Storage.open(dir, smallConfig())) {
+            List<LogRecord> afterSecond = readAll(third.replica(3));
+            assertThat(afterSecond).hasSameSizeAs(afterFirst).hasSize(120);
+            assertPayloads(third.replica(3), afterSecond);
+        }
+    }
+
+    @Test
+    void shouldKeepSealAndEpochHistoryAcrossHalt() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        ReplicaLog log = first.replica(5);
+        appendDurably(log, 1, 10);
+        appendDurably(log, 3, 10);
+        SealResult seal = await(log.seal(3));
+        assertThat(seal).isEqualTo(new SealResult(3, 3, 19, 19));
+        first.halt();
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog reopened = storage.replica(5);
+            assertThat(reopened.sealedEpoch()).isEqualTo(3);
+            assertThat(reopened.epochHistory().entries())
+                    .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(3, 10));
+            assertThat(reopened.append(3, RecordType.DATA, ByteBuffer.allocate(1)))
+                    .isEqualTo(AppendOutcome.Rejected.of(AppendOutcome.Reason.SEALED_EPOCH));
+            assertThat(reopened.append(4, RecordType.EPOCH_START, ByteBuffer.allocate(1)))
+                    .isInstanceOf(AppendOutcome.Appended.class);
+        }
+    }
+
+    @Test
+    void shouldKeepTruncateAndDiscardAcrossHalt() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        ReplicaLog log = first.replica(9);
+        appendDurably(log, 1, 400);
+        assertThat(log.truncateAfter(349)).isEqualTo(349);
+        long start = await(log.discardBefore(200));
+        assertThat(start).isGreaterThan(0).isLessThanOrEqualTo(200);
+        appendDurably(log, 2, 5); // 350..354 in epoch 2
+        first.halt();
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog reopened = storage.replica(9);
+            assertThat(reopened.startOffset()).isEqualTo(start);
+            assertThat(reopened.lastOffset()).isEqualTo(354);
+            List<LogRecord> records = readAll(reopened);
+            assertPayloads(reopened, records);
+            assertThat(records.getLast().epoch()).isEqualTo(2);
+            assertThat(records.get(records.size() - 6).epoch()).isEqualTo(1);
+            assertThat(reopened.epochHistory().entries())
+                    .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 350));
+        }
+    }
+
+    @Test
+    void shouldKeepInstalledSnapshotAcrossHalt() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        ReplicaLog log = first.replica(11);
+        appendDurably(log, 1, 30);
+        EpochHistory history = EpochHistory.of(List.of(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(4, 900)));
+        assertThat(log.installSnapshot(1000, history, ByteBuffer.wrap(new byte[] {1, 2, 3})))
+                .isEqualTo(1000);
+        appendDurably(log, 4, 3);
+        first.halt();
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog reopened = storage.replica(11);
+            assertThat(reopened.startOffset()).isEqualTo(1001);
+            assertThat(reopened.lastOffset()).isEqualTo(1003);
+            assertThat(reopened.epochHistory()).isEqualTo(history);
+            assertThat(reopened.snapshot()).hasValueSatisfying(snapshot -> {
+                assertThat(snapshot.offset()).isEqualTo(1000);
+                assertThat(snapshot.data()).isEqualTo(ByteBuffer.wrap(new byte[] {1, 2, 3}));
+            });
+            assertPayloads(reopened, readAll(reopened));
+        }
+    }
+
+    @Test
+    void shouldDeleteJournalFilesBehindACheckpoint() throws IOException {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            appendDurably(storage.replica(1), 1, 3000); // several 64 KiB journal files
+            assertThat(journalFiles()).hasSizeGreaterThan(1);
+            await(storage.checkpoint());
+            assertThat(journalFiles()).hasSize(1);
+        }
+    }
+
+    @Test
+    void shouldRefuseASecondOpenOfTheSameDirectory() throws IOException {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThatThrownBy(() -> Storage.open(dir, smallConfig()))
+                    .isInstanceOf(StorageException.class)
+                    .hasMessageContaining("in use");
+            assertThat(storage.objectIds()).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldCheckpointByItselfAsTheJournalGrows() throws IOException {
+        StorageConfig config = smallConfig().withCheckpointJournalBytes(32 * 1024);
+        try (Storage storage = Storage.open(dir, config)) {
+            long before = storage.checkpoints();
+            appendDurably(storage.replica(1), 1, 2000);
+            await(storage.checkpoint());
+            assertThat(storage.checkpoints()).isGreaterThan(before + 1);
+        }
+    }
+
+    @Test
+    void shouldRebuildLogAfterAReplayedTruncateBelowALostDiscard() throws IOException {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        Storage first = Storage.open(dir, smallConfig(), io);
+        ReplicaLog log = first.replica(4);
+        appendDurably(log, 1, 100);
+        await(first.checkpoint());
+        assertThat(log.truncateAfter(79)).isEqualTo(79); // journaled after the checkpoint
+        assertThat(appendDurably(log, 2, 170)).isEqualTo(249); // 80..249 in epoch 2, durable
+        // from here nothing reaches the journal, as if the process died: more epoch 2 records live only in
+        // segments, and a discard moves the log start past the truncate point
+        io.dropWrites = true;
+        appendDurably(log, 2, 100);
+        await(log.discardBefore(200));
+        long start = log.startOffset();
+        assertThat(start).isGreaterThan(81);
+        first.halt();
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog reopened = storage.replica(4);
+            assertThat(reopened.startOffset()).isEqualTo(start);
+            assertThat(reopened.lastOffset()).isEqualTo(249); // the durable records, nothing the journal lost
+            List<LogRecord> records = readAll(reopened);
+            for (LogRecord record : records) {
+                assertThat(record.epoch()).isEqualTo(2);
+                assertThat(reopened.epochHistory().epochAt(record.offset()))
+                        .as("epoch of offset %d in %s", record.offset(), reopened.epochHistory())
+                        .isEqualTo(2);
+            }
+            assertThat(reopened.epochHistory().entries())
+                    .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 80));
+            assertPayloads(reopened, records);
+        }
+    }
+
+    private List<Path> journalFiles() throws IOException {
+        try (Stream<Path> files = Files.list(dir.resolve("journal"))) {
+            return files.filter(f -> f.toString().endsWith(".journal")).toList();
+        }
+    }
+}
