@@ -36,12 +36,25 @@ final class BacklogBench implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--heap", defaultValue = "256m", description = "broker -Xmx (default ${DEFAULT-VALUE})")
     String heap;
 
-    @Option(names = "--dir", description = "data directory (default: a new temporary one)")
+    @Option(names = "--dir", description = "data directory (default: a temporary one, deleted after)")
     Path dir;
 
     @Override
     public Integer call() throws Exception {
         Path data = dir != null ? dir : Files.createTempDirectory("ganglion-backlog");
+        try {
+            return run(data);
+        } finally {
+            if (dir == null) {
+                try (var paths = Files.walk(data)) {
+                    paths.sorted(java.util.Comparator.reverseOrder())
+                            .forEach(path -> path.toFile().delete());
+                }
+            }
+        }
+    }
+
+    private int run(Path data) throws Exception {
         try (BrokerChild broker = new BrokerChild(data, List.of("-Xmx" + heap)).start()) {
             ConnectionFactory factory = new ConnectionFactory();
             factory.setHost("127.0.0.1");

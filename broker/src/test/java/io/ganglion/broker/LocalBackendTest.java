@@ -1,0 +1,46 @@
+package io.ganglion.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.amqp.server.ServerInfo;
+import io.ganglion.metadata.MetadataCommand;
+import io.ganglion.metadata.User;
+import io.ganglion.storage.Storage;
+import io.ganglion.storage.StorageConfig;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LocalBackendTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldAllowGuestFromLoopbackOnlyAndCheckPasswords() throws Exception {
+        try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
+                Storage storage = Storage.open(dir.resolve("storage"), StorageConfig.defaults(() -> 0L));
+                Shard shard = new Shard(0)) {
+            metadata.propose(new MetadataCommand.PutVhost("/")).join();
+            metadata.propose(new MetadataCommand.PutUser(
+                            User.withPassword("guest", "guest", new byte[] {1, 2, 3, 4}, List.of("administrator"))))
+                    .join();
+            metadata.propose(new MetadataCommand.PutUser(
+                            User.withPassword("alice", "pw", new byte[] {4, 3, 2, 1}, List.of())))
+                    .join();
+            LocalBackend backend = new LocalBackend(new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
+            InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 40000);
+            InetSocketAddress remote = new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 198, 51, 100, 7}), 40000);
+
+            assertThat(backend.authenticate("guest", "guest", loopback)).contains("guest");
+            assertThat(backend.authenticate("guest", "guest", remote)).as("guest is loopback only").isEmpty();
+            assertThat(backend.authenticate("alice", "pw", remote)).contains("alice");
+            assertThat(backend.authenticate("alice", "wrong", loopback)).isEmpty();
+            assertThat(backend.authenticate("nobody", "pw", loopback)).isEmpty();
+            assertThat(backend.vhostAllowed("alice", "/")).isTrue();
+            assertThat(backend.vhostAllowed("alice", "other")).isFalse();
+        }
+    }
+}
