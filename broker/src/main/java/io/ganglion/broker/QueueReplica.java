@@ -64,6 +64,8 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     private final Long2ObjectHashMap<ByteBuffer> recent = new Long2ObjectHashMap<>();
     private boolean hadConsumer;
     private boolean settleFlushScheduled;
+    /** Set by the journal thread when it asked the shard to drain durable appends; cleared by the shard. */
+    private final java.util.concurrent.atomic.AtomicBoolean drainScheduled = new java.util.concurrent.atomic.AtomicBoolean();
     private boolean closed;
     private Runnable autoDelete = () -> {};
 
@@ -141,7 +143,17 @@ final class QueueReplica implements QueueEffects, QueueHandle {
                     recent.put(appended.offset(), payload);
                     shard.recentBytes += payload.remaining();
                 }
-                appended.durable().whenComplete((offset, failure) -> shard.execute(() -> onDurable(offset, failure)));
+                appended.durable().whenComplete((offset, failure) -> {
+                    if (failure != null) {
+                        shard.execute(() -> onDurable(offset, failure));
+                    } else if (drainScheduled.compareAndSet(false, true)) {
+                        // one shard task drains every append made durable by the time it runs
+                        shard.execute(() -> {
+                            drainScheduled.set(false);
+                            onDurable(log.durableOffset(), null);
+                        });
+                    }
+                });
             }
             case AppendOutcome.Rejected rejected ->
                 done.completeExceptionally(new BrokerFailure(
