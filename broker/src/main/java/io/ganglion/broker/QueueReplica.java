@@ -65,7 +65,9 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     private boolean hadConsumer;
     private boolean settleFlushScheduled;
     /** Set by the journal thread when it asked the shard to drain durable appends; cleared by the shard. */
-    private final java.util.concurrent.atomic.AtomicBoolean drainScheduled = new java.util.concurrent.atomic.AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean drainScheduled =
+            new java.util.concurrent.atomic.AtomicBoolean();
+
     private boolean closed;
     private Runnable autoDelete = () -> {};
 

@@ -30,12 +30,16 @@ class LocalBackendTest {
             metadata.propose(new MetadataCommand.PutUser(
                             User.withPassword("alice", "pw", new byte[] {4, 3, 2, 1}, List.of())))
                     .join();
-            LocalBackend backend = new LocalBackend(new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
+            LocalBackend backend = new LocalBackend(
+                    new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
             InetSocketAddress loopback = new InetSocketAddress(InetAddress.getLoopbackAddress(), 40000);
-            InetSocketAddress remote = new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 198, 51, 100, 7}), 40000);
+            InetSocketAddress remote =
+                    new InetSocketAddress(InetAddress.getByAddress(new byte[] {(byte) 198, 51, 100, 7}), 40000);
 
             assertThat(backend.authenticate("guest", "guest", loopback)).contains("guest");
-            assertThat(backend.authenticate("guest", "guest", remote)).as("guest is loopback only").isEmpty();
+            assertThat(backend.authenticate("guest", "guest", remote))
+                    .as("guest is loopback only")
+                    .isEmpty();
             assertThat(backend.authenticate("alice", "pw", remote)).contains("alice");
             assertThat(backend.authenticate("alice", "wrong", loopback)).isEmpty();
             assertThat(backend.authenticate("nobody", "pw", loopback)).isEmpty();

@@ -1,5 +1,6 @@
 package io.ganglion.metadata;
 
+import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Exchange;
 import java.util.Objects;
@@ -32,4 +33,14 @@ public sealed interface MetadataCommand {
     record Bind(String vhost, Binding binding) implements MetadataCommand {}
 
     record Unbind(String vhost, Binding binding) implements MetadataCommand {}
+
+    /**
+     * A command of the coordination core (objects, histories, the live set, runtime settings), applied to the image's
+     * {@link io.ganglion.coordination.CoordinationImage} by {@link io.ganglion.coordination.CoordinationImage#apply}.
+     */
+    record Coordination(CoordinationCommand command) implements MetadataCommand {
+        public Coordination {
+            Objects.requireNonNull(command, "command");
+        }
+    }
 }

@@ -1,6 +1,11 @@
 package io.ganglion.metadata;
 
+import io.ganglion.coordination.AcceptedHistory;
+import io.ganglion.coordination.CoordinationCommand;
+import io.ganglion.coordination.CoordinationImage;
+import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.Coordination;
 import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteExchange;
@@ -19,6 +24,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.TreeMap;
 
@@ -29,16 +35,22 @@ import java.util.TreeMap;
  * <p>{@link #apply} is deterministic and total: a command that does not fit is rejected with a reason and changes
  * nothing. The broker checks what it can before proposing (to answer with the right reply code at once), and the image
  * checks again, because another broker's command may have come first.
+ *
+ * @param appliedIndex how many commands (accepted or rejected) this image has applied since the empty image
+ * @param coordination the coordination part: objects and their accepted histories, the committed live set and the
+ *     runtime settings, changed by {@link Coordination} commands only
  */
-public record MetadataImage(long appliedIndex, Map<String, Vhost> vhosts, Map<String, User> users) {
+public record MetadataImage(
+        long appliedIndex, Map<String, Vhost> vhosts, Map<String, User> users, CoordinationImage coordination) {
 
     public MetadataImage {
         vhosts = Map.copyOf(vhosts);
         users = Map.copyOf(users);
+        Objects.requireNonNull(coordination, "coordination");
     }
 
     public static MetadataImage empty() {
-        return new MetadataImage(0, Map.of(), Map.of());
+        return new MetadataImage(0, Map.of(), Map.of(), CoordinationImage.empty());
     }
 
     public Optional<Vhost> vhost(String name) {
@@ -77,7 +89,16 @@ public record MetadataImage(long appliedIndex, Map<String, Vhost> vhosts, Map<St
             case DeleteQueue delete -> deleteQueue(delete);
             case Bind bind -> bind(bind.vhost(), bind.binding(), true);
             case Unbind unbind -> bind(unbind.vhost(), unbind.binding(), false);
+            case Coordination c -> applyCoordination(c.command());
         };
+    }
+
+    private Applied applyCoordination(CoordinationCommand command) {
+        CoordinationImage.Applied applied = coordination.apply(command);
+        if (applied.rejection().isPresent()) {
+            return rejected(Kind.PRECONDITION_FAILED, applied.rejection().get());
+        }
+        return new Applied(new MetadataImage(appliedIndex + 1, vhosts, users, applied.image()), Optional.empty());
     }
 
     private Applied declareExchange(DeclareExchange declare) {
@@ -204,8 +225,19 @@ public record MetadataImage(long appliedIndex, Map<String, Vhost> vhosts, Map<St
         return result;
     }
 
-    /** Commands that rebuild this image from an empty one: how a log is compacted. */
+    /**
+     * Commands that rebuild this image from an empty one, {@link #appliedIndex} aside: how a log is compacted. Users,
+     * then each vhost with its exchanges, queues and bindings, then the coordination part (see {@link
+     * #coordinationCommands}).
+     */
     public List<MetadataCommand> asCommands() {
+        List<MetadataCommand> commands = new ArrayList<>(topologyCommands());
+        commands.addAll(coordinationCommands());
+        return commands;
+    }
+
+    /** The users, vhosts, exchanges, queues and bindings part of {@link #asCommands}, in a deterministic order. */
+    List<MetadataCommand> topologyCommands() {
         List<MetadataCommand> commands = new ArrayList<>();
         new TreeMap<>(users).values().forEach(user -> commands.add(new PutUser(user)));
         for (Vhost vhost : new TreeMap<>(vhosts).values()) {
@@ -227,17 +259,45 @@ public record MetadataImage(long appliedIndex, Map<String, Vhost> vhosts, Map<St
         return commands;
     }
 
+    /**
+     * The coordination part of {@link #asCommands}: the settings that differ from their defaults, the whole live set,
+     * then every object's creation and the records of its accepted history. Replaying a history's records rebuilds the
+     * same history, because {@link AcceptedHistory#append} records only what it accepted and is deterministic.
+     */
+    List<MetadataCommand> coordinationCommands() {
+        List<MetadataCommand> commands = new ArrayList<>();
+        Map<String, String> overrides = new TreeMap<>();
+        coordination.settings().overrides().forEach((name, value) -> overrides.put(name, Long.toString(value)));
+        if (!overrides.isEmpty()) {
+            commands.add(new Coordination(new CoordinationCommand.SetSettings(overrides)));
+        }
+        if (!coordination.liveSet().nodes().isEmpty()) {
+            commands.add(new Coordination(new CoordinationCommand.CommitLiveSet(
+                    List.copyOf(coordination.liveSet().nodes().values()))));
+        }
+        for (AcceptedHistory history : coordination.objects().values()) {
+            commands.add(new Coordination(new CoordinationCommand.CreateObject(history.spec())));
+            for (HistoryRecord record : history.records()) {
+                if (!(record instanceof HistoryRecord.Created)) {
+                    commands.add(new Coordination(new CoordinationCommand.AppendHistory(history.id(), record)));
+                }
+            }
+        }
+        return commands;
+    }
+
     private Applied withVhost(Vhost vhost) {
         return accepted(with(vhosts, vhost.name(), vhost), users);
     }
 
     private Applied accepted(Map<String, Vhost> nextVhosts, Map<String, User> nextUsers) {
-        return new Applied(new MetadataImage(appliedIndex + 1, nextVhosts, nextUsers), Optional.empty());
+        return new Applied(new MetadataImage(appliedIndex + 1, nextVhosts, nextUsers, coordination), Optional.empty());
     }
 
     private Applied rejected(Kind kind, String message) {
         return new Applied(
-                new MetadataImage(appliedIndex + 1, vhosts, users), Optional.of(new Rejection(kind, message)));
+                new MetadataImage(appliedIndex + 1, vhosts, users, coordination),
+                Optional.of(new Rejection(kind, message)));
     }
 
     private Applied noVhost(String name) {

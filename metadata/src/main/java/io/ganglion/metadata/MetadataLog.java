@@ -4,13 +4,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
 /**
- * The broker's one way to the metadata log: propose a command, read the committed image, learn of new images. A
- * single-node file log, the Apache Ratis log and the simulator's log all sit behind it.
+ * The broker's one way to the metadata log: propose a command, read the committed image, learn of new images and of
+ * whether this broker leads the log (and so runs the controller). A single-node file log, the Apache Ratis log and the
+ * simulator's log all sit behind it.
  */
 public interface MetadataLog extends AutoCloseable {
     /**
-     * Proposes {@code command}. The future completes once the command is committed and applied, with the image it
-     * produced and its rejection if the state machine refused it; it fails if the command could not be committed.
+     * Proposes {@code command}. The future completes once the command is committed and applied here, with the image it
+     * produced and its rejection if the state machine refused it; it fails if the command could not be committed. (A
+     * replicated log that learned of the command through a snapshot, or kept no image for it, gives its latest image,
+     * which includes the command.) A rejection is an outcome, not a failure.
      */
     CompletableFuture<MetadataImage.Applied> propose(MetadataCommand command);
 
@@ -19,6 +22,25 @@ public interface MetadataLog extends AutoCloseable {
 
     /** Calls {@code listener} with every image applied from now on, in order, on the log's own thread. */
     void subscribe(Consumer<MetadataImage> listener);
+
+    /**
+     * Whether this broker leads the metadata log and may run the controller: it is the leader and its image holds every
+     * command committed before its leadership began. Safe from any thread (a volatile read); by the time the caller acts
+     * the leadership may be gone, which is safe because a stale controller's commands are rejected when applied.
+     *
+     * <p>A log of one node always leads, which is the default.
+     */
+    default boolean isLeader() {
+        return true;
+    }
+
+    /**
+     * Calls {@code listener} at once with {@link #isLeader()}, then with every change of it, in order. The listener runs
+     * on the log's own threads and must not block. The default, for a log of one node, calls it once with {@code true}.
+     */
+    default void onLeaderChange(Consumer<Boolean> listener) {
+        listener.accept(true);
+    }
 
     @Override
     void close();

@@ -7,7 +7,11 @@ public record Rejection(Kind kind, String message) {
     public enum Kind {
         /** 404 NOT_FOUND. */
         NOT_FOUND,
-        /** 406 PRECONDITION_FAILED: a redeclare that is not equivalent, a delete whose condition fails. */
+        /**
+         * 406 PRECONDITION_FAILED: a redeclare that is not equivalent, a delete whose condition fails, and every
+         * coordination command the coordination image refuses (an object that exists, a history record that does not
+         * fit, an invalid setting); the message says why.
+         */
         PRECONDITION_FAILED,
         /** 403 ACCESS_REFUSED: a reserved name. */
         ACCESS_REFUSED,

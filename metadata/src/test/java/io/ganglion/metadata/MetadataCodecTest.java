@@ -3,7 +3,21 @@ package io.ganglion.metadata;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ganglion.coordination.CoordinationCommand;
+import io.ganglion.coordination.DownReason;
+import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.HistoryRecord;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.NodeState;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.ObjectKind;
+import io.ganglion.coordination.ObjectSpec;
+import io.ganglion.coordination.SealReply;
 import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.Coordination;
 import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteExchange;
@@ -26,13 +40,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 class MetadataCodecTest {
 
     static LongStream seeds() {
-        return LongStream.rangeClosed(1, 200);
+        return LongStream.rangeClosed(1, 400);
     }
 
     @ParameterizedTest(name = "seed {0}")
@@ -73,9 +88,107 @@ class MetadataCodecTest {
         }
     }
 
+    /** Coordination commands are values all the way down: the decoded command equals the original. */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void shouldRoundTripCoordinationCommandsToEqualCommands(long seed) throws MetadataCodecException {
+        SplittableRandom random = new SplittableRandom(seed);
+        Coordination command = new Coordination(MetadataGenerators.coordinationCommand(random));
+        assertThat(MetadataCodec.decode(MetadataCodec.encode(command)))
+                .as("seed %d", seed)
+                .isEqualTo(command);
+    }
+
+    /** One of each coordination command and history record, with the edge values of each field. */
+    @Test
+    void shouldRoundTripEveryCoordinationCommandAndHistoryRecordType() throws MetadataCodecException {
+        ObjectId id = ObjectId.of("/", "q");
+        NodeId n1 = NodeId.of("n1");
+        NodeId n2 = NodeId.of("n2");
+        List<CoordinationCommand> commands = List.of(
+                new CoordinationCommand.CreateObject(
+                        new ObjectSpec(id, ObjectKind.STREAM, Integer.MAX_VALUE, DurabilityMode.ALL_DURABLE)),
+                new CoordinationCommand.DeleteObject(ObjectId.of("", "")),
+                new CoordinationCommand.CommitLiveSet(List.of(
+                        NodeState.live(n1, new Incarnation(Long.MIN_VALUE), Long.MAX_VALUE, true),
+                        NodeState.live(n2, new Incarnation(-1), 0, false).down(DownReason.EAGER_FAILOVER),
+                        NodeState.live(NodeId.of("n3"), new Incarnation(7), -5, false)
+                                .down(DownReason.LIVENESS_EXPIRY))),
+                new CoordinationCommand.CommitLiveSet(List.of()),
+                new CoordinationCommand.SetSettings(Map.of(
+                        "replication.follower_loss_hold_ms", "0", "liveness.expiry_ms", "1_000", "unknown", "x")),
+                new CoordinationCommand.AppendHistory(
+                        id,
+                        new HistoryRecord.Created(
+                                new ObjectSpec(id, ObjectKind.QUEUE, 1, DurabilityMode.OWNER_DURABLE))),
+                new CoordinationCommand.AppendHistory(
+                        id, new HistoryRecord.RecoveryPending(Epoch.of(Long.MAX_VALUE), n1, List.of(n2))),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.RecoveryPending(Epoch.NONE, n1, List.of())),
+                new CoordinationCommand.AppendHistory(
+                        id,
+                        new HistoryRecord.SealReceived(
+                                Epoch.of(3), new SealReply(n2, LogPosition.of(3, Long.MAX_VALUE), Long.MIN_VALUE))),
+                new CoordinationCommand.AppendHistory(
+                        id, new HistoryRecord.RecoveryPointChosen(Epoch.of(4), LogPosition.EMPTY)),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.MemberInstalled(Epoch.of(4), n2)),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.Activated(Epoch.of(4))));
+        for (CoordinationCommand command : commands) {
+            Coordination wrapped = new Coordination(command);
+            assertThat(MetadataCodec.decode(MetadataCodec.encode(wrapped)))
+                    .as("%s", command)
+                    .isEqualTo(wrapped);
+        }
+    }
+
+    /** Bytes that frame correctly but hold a value the coordination records refuse are bad bytes too. */
+    @Test
+    void shouldRefuseOutOfRangeCoordinationValues() {
+        byte[] activated = MetadataCodec.encode(new Coordination(new CoordinationCommand.AppendHistory(
+                ObjectId.of("v", "q"), new HistoryRecord.Activated(Epoch.of(1)))));
+        byte[] negativeEpoch = activated.clone();
+        negativeEpoch[negativeEpoch.length - 8] = (byte) 0x80;
+        assertThatThrownBy(() -> MetadataCodec.decode(negativeEpoch))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("epoch must not be negative");
+
+        byte[] live = MetadataCodec.encode(new Coordination(new CoordinationCommand.CommitLiveSet(
+                List.of(NodeState.live(NodeId.of("n"), new Incarnation(1), 2, false)))));
+        byte[] liveWithReason = live.clone();
+        liveWithReason[live.length - 10] = 1; // the down reason byte, before incarnation (8) and draining (1)
+        assertThatThrownBy(() -> MetadataCodec.decode(liveWithReason))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("down reason");
+
+        byte[] hugeCount = live.clone();
+        hugeCount[3] = 0x7f; // CommitLiveSet count, after version, tag and coordination tag
+        assertThatThrownBy(() -> MetadataCodec.decode(hugeCount))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("exceeds");
+
+        byte[] unknownTag = live.clone();
+        unknownTag[2] = 99;
+        assertThatThrownBy(() -> MetadataCodec.decode(unknownTag))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("unknown coordination command tag 99");
+    }
+
+    /** Deeply nested argument values are refused, not a stack overflow. */
+    @Test
+    void shouldRefuseArgumentsNestedTooDeep() {
+        Object value = 1L;
+        for (int i = 0; i < 40; i++) {
+            value = List.of(value);
+        }
+        byte[] deep = MetadataCodec.encode(new DeclareExchange(
+                "/", new Exchange("e", ExchangeType.DIRECT, true, false, false, Map.of("deep", value))));
+        assertThatThrownBy(() -> MetadataCodec.decode(deep))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("nested deeper");
+    }
+
     private static MetadataCommand randomCommand(SplittableRandom random) {
         String vhost = word(random);
-        return switch (random.nextInt(10)) {
+        return switch (random.nextInt(12)) {
             case 0 -> new PutVhost(vhost);
             case 1 -> new DeleteVhost(vhost);
             case 2 ->
@@ -106,7 +219,8 @@ class MetadataCodecTest {
                                 table(random, 2)));
             case 7 -> new DeleteQueue(vhost, word(random));
             case 8 -> new Bind(vhost, binding(random));
-            default -> new Unbind(vhost, binding(random));
+            case 9 -> new Unbind(vhost, binding(random));
+            default -> new Coordination(MetadataGenerators.coordinationCommand(random));
         };
     }
 

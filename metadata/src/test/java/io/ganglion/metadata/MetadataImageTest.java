@@ -2,6 +2,12 @@ package io.ganglion.metadata;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ganglion.coordination.CoordinationCommand;
+import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.ObjectKind;
+import io.ganglion.coordination.ObjectSpec;
+import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.metadata.MetadataCommand.Bind;
 import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
@@ -122,6 +128,34 @@ class MetadataImageTest {
         assertThat(rebuilt.vhost("/").orElseThrow().topology().route("amq.fanout", "a.b", Map.of()))
                 .containsExactly("q");
         assertThat(rebuilt.vhost("other")).isPresent();
+    }
+
+    @Test
+    void shouldApplyCoordinationCommandsToTheCoordinationImage() {
+        ObjectSpec spec = new ObjectSpec(ObjectId.of("/", "q"), ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE);
+        MetadataImage.Applied created =
+                apply(new MetadataCommand.Coordination(new CoordinationCommand.CreateObject(spec)));
+        assertThat(created.accepted()).isTrue();
+        assertThat(image.coordination().object(spec.id())).isPresent();
+        assertThat(image.appliedIndex()).isEqualTo(1);
+
+        MetadataImage.Applied again =
+                apply(new MetadataCommand.Coordination(new CoordinationCommand.CreateObject(spec)));
+        assertThat(again.rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.PRECONDITION_FAILED))
+                .hasValueSatisfying(r -> assertThat(r.message()).contains("already exists"));
+        assertThat(image.appliedIndex()).as("a rejected command still counts").isEqualTo(2);
+
+        MetadataImage.Applied badSetting = apply(
+                new MetadataCommand.Coordination(new CoordinationCommand.SetSettings(Map.of("no.such.setting", "1"))));
+        assertThat(badSetting.rejection())
+                .hasValueSatisfying(r -> assertThat(r.message()).contains("unknown setting 'no.such.setting'"));
+        assertThat(apply(new MetadataCommand.Coordination(
+                                new CoordinationCommand.SetSettings(Map.of("replication.follower_loss_hold_ms", "0"))))
+                        .accepted())
+                .isTrue();
+        assertThat(image.coordination().settings().value(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS))
+                .isZero();
     }
 
     @Test
