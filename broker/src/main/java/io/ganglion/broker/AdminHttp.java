@@ -161,6 +161,14 @@ final class AdminHttp implements AutoCloseable {
                 image.vhosts().values().stream()
                         .mapToInt(v -> v.queues().size())
                         .sum());
+        long liveAfterGc = 0;
+        for (var pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            if (pool.getType() == java.lang.management.MemoryType.HEAP && pool.getCollectionUsage() != null) {
+                liveAfterGc += pool.getCollectionUsage().getUsed();
+            }
+        }
+        overview.put("heap_live_after_gc_bytes", liveAfterGc);
+        overview.put("heap_max_bytes", Runtime.getRuntime().maxMemory());
         return overview;
     }
 
