@@ -1,0 +1,242 @@
+package io.ganglion.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.coordination.AcceptedHistory;
+import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RuntimeSettings;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The seed note's cases at the control-plane level, each on a whole simulated cluster with the checker running. */
+class ControlPlaneScenarioSimulationTest {
+
+    private static ObjectId activeQueue(SimCluster cluster, String name) {
+        ObjectId queue = cluster.createQueue(name, 3, DurabilityMode.MAJORITY_DURABLE);
+        assertThat(cluster.awaitAllActivated(5_000)).as("%s activated", name).isTrue();
+        cluster.runFor(1_000);
+        assertThat(cluster.history(queue).enrolled()).as("%s enrolled", name).isTrue();
+        return queue;
+    }
+
+    private static Assignment active(SimCluster cluster, ObjectId queue) {
+        return cluster.history(queue).validate().orElseThrow();
+    }
+
+    private static NodeId followerNotController(SimCluster cluster, ObjectId queue) {
+        NodeId controller = cluster.controller().orElseThrow();
+        return active(cluster, queue).followers().stream()
+                .filter(follower -> !follower.equals(controller))
+                .findFirst()
+                .orElseThrow();
+    }
+
+    private static void assertClean(SimCluster cluster) {
+        SimResult result = cluster.finish(List.of());
+        assertThat(result.violations()).as(result.reproduce()).isEmpty();
+    }
+
+    @Test
+    void shouldKeepAssignmentWhenFollowerLostWithinHold() {
+        SimCluster cluster = new SimCluster(SimConfig.of(11, 3));
+        ObjectId queue = activeQueue(cluster, "q");
+        Assignment before = active(cluster, queue);
+        NodeId follower = followerNotController(cluster, queue);
+        long appendedBefore = cluster.broker(before.owner()).appended();
+        long confirmedBefore = cluster.stats().confirmed();
+
+        cluster.crash(follower);
+        cluster.runFor(10_000);
+
+        AcceptedHistory history = cluster.history(queue);
+        assertThat(history.pending()).isEmpty();
+        assertThat(history.validate()).contains(before);
+        assertThat(cluster.image().liveSet().isLive(follower)).isFalse();
+        assertThat(cluster.held()).containsEntry(queue, List.of(follower));
+        assertThat(cluster.broker(before.owner()).appended()).isGreaterThan(appendedBefore + 100);
+        assertThat(cluster.stats().confirmed())
+                .as("the owner and one follower keep confirming")
+                .isGreaterThan(confirmedBefore + 100);
+        assertClean(cluster);
+    }
+
+    @Test
+    void shouldRecoverAtOnceWithHoldZero() {
+        SimCluster cluster = new SimCluster(SimConfig.of(12, 4));
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        ObjectId queue = activeQueue(cluster, "q");
+        NodeId follower = followerNotController(cluster, queue);
+
+        cluster.crash(follower);
+        cluster.runFor(3_000);
+
+        Assignment after = active(cluster, queue);
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.hasMember(follower)).isFalse();
+        assertThat(after.members()).hasSize(3);
+        assertClean(cluster);
+    }
+
+    @Test
+    void shouldRecoverPastTheHold() {
+        SimCluster cluster = new SimCluster(SimConfig.of(13, 4));
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 5_000);
+        ObjectId queue = activeQueue(cluster, "q");
+        Assignment before = active(cluster, queue);
+        NodeId follower = followerNotController(cluster, queue);
+
+        cluster.crash(follower);
+        cluster.runFor(3_000);
+        assertThat(cluster.history(queue).validate()).as("within the hold").contains(before);
+
+        cluster.runFor(7_000);
+        Assignment after = active(cluster, queue);
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.owner()).isEqualTo(before.owner());
+        assertThat(after.hasMember(follower)).isFalse();
+        assertThat(after.members()).hasSize(3);
+        assertClean(cluster);
+    }
+
+    @Test
+    void shouldNeverActivateWithOneCopyWhenOwnerLostWhileFollowerHeld() {
+        SimCluster cluster = new SimCluster(SimConfig.of(14, 5));
+        ObjectId queue = activeQueue(cluster, "q");
+        Assignment before = active(cluster, queue);
+        NodeId follower = followerNotController(cluster, queue);
+
+        cluster.crash(follower);
+        cluster.runFor(2_000);
+        assertThat(cluster.held()).containsKey(queue);
+        cluster.crash(before.owner());
+        cluster.runFor(20_000);
+
+        AcceptedHistory stuck = cluster.history(queue);
+        assertThat(stuck.validate())
+                .as("one copy of three left: R = 2 cannot be met")
+                .isEmpty();
+        assertThat(stuck.committedEpoch()).isEqualTo(Epoch.of(1));
+        assertThat(stuck.pending().orElseThrow().seals()).hasSizeLessThan(2);
+
+        cluster.restart(follower);
+        cluster.runFor(10_000);
+        Assignment after = active(cluster, queue);
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.owner()).isNotEqualTo(before.owner());
+        assertClean(cluster);
+    }
+
+    @Test
+    void shouldNotStartAnEpochOnFalseSuspicion() {
+        SimCluster cluster = new SimCluster(SimConfig.of(15, 3));
+        ObjectId queue = activeQueue(cluster, "q");
+        Assignment before = active(cluster, queue);
+        NodeId follower = followerNotController(cluster, queue);
+        NodeId controller = cluster.controller().orElseThrow();
+        long incarnation = cluster.broker(follower).incarnation().value();
+
+        cluster.partition(controller, follower);
+        cluster.runFor(700);
+        assertThat(cluster.image().liveSet().isLive(follower))
+                .as("suspected by eager failover")
+                .isFalse();
+        assertThat(cluster.held()).containsEntry(queue, List.of(follower));
+        long streamedBefore = cluster.broker(follower).replica(queue).end();
+
+        cluster.heal(controller, follower);
+        cluster.runFor(3_000);
+
+        assertThat(cluster.image().liveSet().isLive(follower)).isTrue();
+        assertThat(cluster.image()
+                        .liveSet()
+                        .node(follower)
+                        .orElseThrow()
+                        .incarnation()
+                        .value())
+                .isEqualTo(incarnation);
+        assertThat(cluster.history(queue).validate()).contains(before);
+        assertThat(cluster.held()).isEmpty();
+        assertThat(cluster.broker(follower).replica(queue).end())
+                .as("the follower kept streaming")
+                .isGreaterThan(streamedBefore);
+        assertClean(cluster);
+    }
+
+    /**
+     * KNOWN GAP, found by the simulator: an owner that restarts (new incarnation) before the controller declares it down
+     * keeps its assignment, because placement and promotion look at liveness, not at incarnations. A restarted owner
+     * may have lost records its followers confirmed, so the simulated broker refuses to own an epoch it held before its
+     * crash, and the queue stalls in an activated epoch that nobody serves. This test pins the current behaviour; when
+     * the controller starts a new epoch on an owner's incarnation change, it should assert epoch 2 instead.
+     */
+    @Test
+    void ownerRestartedBeforeDeclaredDownKeepsItsEpochAndStalls() {
+        SimCluster cluster = new SimCluster(SimConfig.of(17, 3));
+        ObjectId queue = activeQueue(cluster, "q");
+        Assignment before = active(cluster, queue);
+        NodeId owner = before.owner();
+        long incarnation = cluster.broker(owner).incarnation().value();
+        cluster.crash(owner);
+        cluster.runFor(30);
+        cluster.restart(owner);
+        cluster.runFor(1_000);
+        long appended = cluster.broker(owner).appended();
+        cluster.runFor(10_000);
+
+        assertThat(cluster.image()
+                        .liveSet()
+                        .node(owner)
+                        .orElseThrow()
+                        .incarnation()
+                        .value())
+                .isNotEqualTo(incarnation);
+        assertThat(cluster.history(queue).validate()).contains(before);
+        assertThat(cluster.broker(owner).appended())
+                .as("the restarted owner does not serve")
+                .isEqualTo(appended);
+        assertClean(cluster);
+    }
+
+    @Test
+    void shouldResumePendingRecoveryUnderNewController() {
+        SimCluster cluster = new SimCluster(SimConfig.of(16, 5));
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        List<ObjectId> queues = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            queues.add(cluster.createQueue("q" + i, 3, DurabilityMode.MAJORITY_DURABLE));
+        }
+        assertThat(cluster.awaitAllActivated(5_000)).isTrue();
+        cluster.runFor(1_000);
+        NodeId controller = cluster.controller().orElseThrow();
+        ObjectId queue = queues.stream()
+                .filter(q -> !active(cluster, q).hasMember(controller))
+                .findFirst()
+                .orElseThrow();
+        NodeId follower = active(cluster, queue).followers().get(0);
+
+        cluster.crash(follower);
+        for (int i = 0; i < 300 && cluster.history(queue).pending().isEmpty(); i++) {
+            cluster.runFor(5);
+        }
+        assertThat(cluster.history(queue).pending()).as("recovery pending").isPresent();
+        Epoch pendingEpoch = cluster.history(queue).pending().get().proposed().epoch();
+        assertThat(cluster.history(queue).validate()).isEmpty();
+        cluster.killController();
+        cluster.runFor(15_000);
+
+        assertThat(cluster.controller()).isPresent().isNotEqualTo(java.util.Optional.of(controller));
+        // The pending epoch was activated by the new controller. (If the killed controller was the proposed
+        // replacement, a later epoch may follow it.)
+        assertThat(cluster.history(queue).records())
+                .contains(new io.ganglion.coordination.HistoryRecord.Activated(pendingEpoch));
+        Assignment after = active(cluster, queue);
+        assertThat(after.epoch()).isGreaterThanOrEqualTo(pendingEpoch);
+        assertThat(after.hasMember(follower)).isFalse();
+        assertClean(cluster);
+    }
+}

@@ -1,0 +1,62 @@
+package io.ganglion.sim;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The checker catches a rule broken on purpose. */
+class InjectedBugSimulationTest {
+    private static final int SEEDS = 200;
+
+    private static SimResult firstFailure(Bug bug) {
+        SimConfig template = SimConfig.of(0, 3).withBug(bug);
+        for (long seed = 1; seed <= SEEDS; seed++) {
+            SimResult result = RandomFaults.run(seed, template);
+            if (!result.ok()) {
+                System.out.println("checker caught " + bug + " at " + result.reproduce());
+                return result;
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void shouldCatchActivationWithoutRSealsWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.FORGE_SEALS);
+        assertThat(caught).as("a seed that activates on forged seals").isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("real seals"));
+    }
+
+    @Test
+    void shouldCatchActivationWithOneCopyWhenOwnerLostWhileFollowerHeld() {
+        SimCluster cluster = new SimCluster(SimConfig.of(14, 5).withBug(Bug.FORGE_SEALS));
+        ObjectId queue = cluster.createQueue("q", 3, DurabilityMode.MAJORITY_DURABLE);
+        assertThat(cluster.awaitAllActivated(5_000)).isTrue();
+        cluster.runFor(1_000);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        NodeId controller = cluster.controller().orElseThrow();
+        NodeId follower = before.followers().stream()
+                .filter(node -> !node.equals(controller))
+                .findFirst()
+                .orElseThrow();
+        cluster.crash(follower);
+        cluster.runFor(2_000);
+        cluster.crash(before.owner());
+        cluster.runFor(10_000);
+
+        SimResult result = cluster.finish(List.of());
+        assertThat(result.violations())
+                .anyMatch(violation -> violation.contains("activated with 1 real seals of epoch 1"));
+    }
+
+    @Test
+    void shouldCatchASealThatDoesNotFenceWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.SEAL_WITHOUT_FENCE);
+        assertThat(caught).as("a seed where the owner appends after its seal").isNotNull();
+    }
+}
