@@ -19,7 +19,9 @@ import java.util.TreeMap;
  * metadata commands to propose and the requests to send. The runtime settings are read from the image on every tick.
  *
  * <ol>
- *   <li>Liveness: live set changes (status, incarnation, draining) not yet committed.
+ *   <li>Liveness: live set changes (status, incarnation, draining) not yet committed. An owner seen with a new
+ *       incarnation before it was declared down restarted and may have lost records its followers confirmed: its
+ *       object gets a recovery with the same members (found by the simulator).
  *   <li>Placement proposes owner and followers for every object from the observed live set.
  *   <li>Promotion: nothing, a held follower, or a pending recovery (see {@link Promotion}).
  *   <li>Recovery driver: for each pending recovery in the image, the next step: seal requests, choosing the recovery
@@ -39,6 +41,19 @@ public final class ControllerTick {
         List<RecoveryRequest> requests = new ArrayList<>();
         TreeMap<ObjectId, List<NodeId>> held = new TreeMap<>();
 
+        // An owner that restarted before anyone declared it down may have lost records its followers confirmed: it
+        // must not go on owning its epoch. Propose a recovery with the same members, before the live set change that
+        // reveals the restart, so that the change never commits without it.
+        for (AcceptedHistory history : image.objects().values()) {
+            Optional<Assignment> active = history.validate();
+            if (active.isPresent() && restarted(active.get().owner(), image.liveSet(), observed)) {
+                Assignment current = active.get();
+                commands.add(new AppendHistory(
+                        history.id(),
+                        new HistoryRecord.RecoveryPending(
+                                current.epoch().next(), current.owner(), current.followers())));
+            }
+        }
         List<NodeState> changes = observed.changesSince(image.liveSet());
         if (!changes.isEmpty()) {
             commands.add(new CommitLiveSet(changes));
@@ -77,6 +92,17 @@ public final class ControllerTick {
             }
         }
         return new TickResult(commands, requests, held, new RecoveryBackoff(nextBackoff));
+    }
+
+    /** Live in both, but with another incarnation than the committed live set knows: the process restarted. */
+    private static boolean restarted(NodeId node, LiveSet committed, LiveSet observed) {
+        Optional<NodeState> before = committed.node(node);
+        Optional<NodeState> now = observed.node(node);
+        return before.isPresent()
+                && now.isPresent()
+                && before.get().live()
+                && now.get().live()
+                && !before.get().incarnation().equals(now.get().incarnation());
     }
 
     /** Adds the recovery step commands for {@code history} and returns the requests it needs, if any. */

@@ -139,6 +139,42 @@ class ControllerTickTest {
     }
 
     @Test
+    void shouldRecoverWhenOwnerRestartsBeforeItIsDeclaredDown() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        cluster.logEnds.put(queue, java.util.Map.of(before.followers().get(0), LogPosition.of(1, 9)));
+
+        cluster.restart(before.owner().value(), 4242); // a new incarnation, never seen down
+        TickResult result = cluster.tick();
+
+        assertThat(result.commands())
+                .first()
+                .isEqualTo(
+                        new AppendHistory(queue, new RecoveryPending(Epoch.of(2), before.owner(), before.followers())));
+        assertThat(result.commands()).last().isInstanceOf(CommitLiveSet.class);
+        cluster.ticks(5, 100);
+        Assignment after = cluster.history(queue).validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        assertThat(after.sameMembers(before.owner(), before.followers())).isTrue();
+        assertThat(cluster.history(queue).records())
+                .contains(new HistoryRecord.RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 9)));
+    }
+
+    @Test
+    void shouldKeepEpochWhenOnlyAFollowerRestarts() {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+
+        cluster.restart(before.followers().get(1).value(), 4343);
+        TickResult result = cluster.tick();
+
+        assertThat(result.commands()).singleElement().isInstanceOf(CommitLiveSet.class);
+        assertThat(cluster.history(queue).validate()).contains(before);
+    }
+
+    @Test
     void shouldComputeBackoffDelays() {
         assertThat(RecoveryBackoff.delayMs(1, 50, 2000)).isEqualTo(50);
         assertThat(RecoveryBackoff.delayMs(3, 50, 2000)).isEqualTo(200);
