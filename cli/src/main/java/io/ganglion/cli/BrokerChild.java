@@ -10,7 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A broker in its own JVM, started with this program's classpath, for benchmarks. */
+/** A broker in its own JVM, started through the CLI with this program's classpath: for benchmarks and tests. */
 final class BrokerChild implements AutoCloseable {
     final Path dataDir;
     final int amqpPort;
@@ -66,6 +66,12 @@ final class BrokerChild implements AutoCloseable {
             }
         }
         throw new IOException("broker did not listen within 60 s");
+    }
+
+    /** SIGKILL: no shutdown hook runs, nothing is flushed. */
+    void kill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor();
     }
 
     long pid() {

@@ -30,7 +30,7 @@ class CrashDurabilityIT {
         SplittableRandom random = new SplittableRandom(Long.getLong("ganglion.seed", 42));
         Set<Long> confirmed = new ConcurrentSkipListSet<>();
         Set<Long> published = new ConcurrentSkipListSet<>();
-        try (BrokerProcess broker = new BrokerProcess(dir.resolve("b"), List.of("-Xmx256m"))) {
+        try (BrokerChild broker = new BrokerChild(dir.resolve("b"), List.of("-Xmx256m"))) {
             broker.start();
             try (Connection connection = factory(broker).newConnection()) {
                 connection.createChannel().queueDeclare("crash.q", true, false, false, null);
@@ -116,7 +116,7 @@ class CrashDurabilityIT {
         }
     }
 
-    private static ConnectionFactory factory(BrokerProcess broker) {
+    private static ConnectionFactory factory(BrokerChild broker) {
         ConnectionFactory factory = new ConnectionFactory();
         factory.setHost("127.0.0.1");
         factory.setPort(broker.amqpPort);

@@ -17,7 +17,7 @@ class CtlIT {
     @TempDir
     Path dir;
 
-    private static String ctl(BrokerProcess broker, int expectedStatus, String... args) {
+    private static String ctl(BrokerChild broker, int expectedStatus, String... args) {
         PrintStream out = System.out;
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try {
@@ -36,7 +36,7 @@ class CtlIT {
 
     @Test
     void shouldManageUsersAndVhosts() throws Exception {
-        try (BrokerProcess broker = new BrokerProcess(dir.resolve("b"), List.of("-Xmx256m"))) {
+        try (BrokerChild broker = new BrokerChild(dir.resolve("b"), List.of("-Xmx256m"))) {
             broker.start();
             assertThat(ctl(broker, 0, "status")).contains("node: ganglion-1").contains("version: 0.1.0");
             ctl(broker, 0, "vhosts", "add", "shop");
