@@ -1,14 +1,20 @@
 package io.ganglion.cli;
 
+import java.io.BufferedReader;
+import java.io.BufferedWriter;
 import java.io.IOException;
-import java.net.InetSocketAddress;
+import java.io.InputStreamReader;
 import java.net.ServerSocket;
-import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** A broker in its own JVM, started through the CLI with this program's classpath: for benchmarks and tests. */
 final class BrokerChild implements AutoCloseable {
@@ -47,25 +53,43 @@ final class BrokerChild implements AutoCloseable {
                 "--set",
                 "http.port=" + httpPort));
         Files.createDirectories(dataDir);
-        process = new ProcessBuilder(command)
-                .redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.appendTo(
-                        dataDir.resolve("broker.out").toFile()))
-                .start();
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (!process.isAlive()) {
-                throw new IOException(
-                        "broker exited with " + process.exitValue() + ", see " + dataDir.resolve("broker.out"));
-            }
-            try (Socket socket = new Socket()) {
-                socket.connect(new InetSocketAddress("127.0.0.1", amqpPort), 200);
-                return this;
-            } catch (IOException notYet) {
-                Thread.sleep(50);
-            }
+        process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        CompletableFuture<Void> listening = new CompletableFuture<>();
+        Path log = dataDir.resolve("broker.out");
+        Thread copier = new Thread(
+                () -> {
+                    try (BufferedReader in = new BufferedReader(
+                                    new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
+                            BufferedWriter out = Files.newBufferedWriter(
+                                    log,
+                                    StandardCharsets.UTF_8,
+                                    StandardOpenOption.CREATE,
+                                    StandardOpenOption.APPEND)) {
+                        String line;
+                        while ((line = in.readLine()) != null) {
+                            out.write(line);
+                            out.newLine();
+                            out.flush();
+                            if (line.contains(" listening on amqp://")) {
+                                listening.complete(null);
+                            }
+                        }
+                    } catch (IOException e) {
+                        listening.completeExceptionally(e);
+                    }
+                    listening.completeExceptionally(new IOException("broker exited, see " + log));
+                },
+                "broker-child-output");
+        copier.setDaemon(true);
+        copier.start();
+        try {
+            listening.get(60, TimeUnit.SECONDS);
+            return this;
+        } catch (ExecutionException e) {
+            throw new IOException(e.getCause().getMessage(), e.getCause());
+        } catch (TimeoutException e) {
+            throw new IOException("broker did not listen within 60 s, see " + log);
         }
-        throw new IOException("broker did not listen within 60 s");
     }
 
     /** SIGKILL: no shutdown hook runs, nothing is flushed. */
