@@ -3,6 +3,12 @@ package io.ganglion.broker;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.ganglion.broker.cluster.ClusterNode;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.NodeState;
+import io.ganglion.coordination.RuntimeSettings;
+import io.ganglion.coordination.Setting;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
@@ -19,6 +25,7 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -33,6 +40,8 @@ import org.slf4j.LoggerFactory;
  *   GET    /api/vhosts                 PUT /api/vhosts/{name}       DELETE /api/vhosts/{name}
  *   GET    /api/users                  PUT /api/users/{name}?password=..&amp;tags=a,b   DELETE /api/users/{name}
  *   GET    /api/queues
+ *   GET    /api/nodes                  PUT /api/nodes/{name}?draining=true|false
+ *   GET    /api/settings               GET /api/settings/{name}     PUT /api/settings/{name}?value=..
  * </pre>
  *
  * Errors answer with a status (400, 401, 404) and {@code {"error": "..."}}.
@@ -45,16 +54,33 @@ final class AdminHttp implements AutoCloseable {
     private final HttpServer server;
     private final MetadataLog metadata;
     private final BrokerConfig config;
+    private final ClusterNode cluster;
+    private final Incarnation incarnation;
 
-    private AdminHttp(HttpServer server, MetadataLog metadata, BrokerConfig config) {
+    private AdminHttp(
+            HttpServer server,
+            MetadataLog metadata,
+            BrokerConfig config,
+            ClusterNode cluster,
+            Incarnation incarnation) {
         this.server = server;
         this.metadata = metadata;
         this.config = config;
+        this.cluster = cluster;
+        this.incarnation = incarnation;
     }
 
-    static AdminHttp start(String host, int port, MetadataLog metadata, BrokerConfig config) throws IOException {
+    /** @param cluster this broker's cluster part, or null for a single broker */
+    static AdminHttp start(
+            String host,
+            int port,
+            MetadataLog metadata,
+            BrokerConfig config,
+            ClusterNode cluster,
+            Incarnation incarnation)
+            throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);
-        AdminHttp http = new AdminHttp(server, metadata, config);
+        AdminHttp http = new AdminHttp(server, metadata, config, cluster, incarnation);
         server.createContext("/api/", http::handle);
         server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "ganglion-http");
@@ -139,6 +165,38 @@ final class AdminHttp implements AutoCloseable {
                 }
                 reply(exchange, 200, queues);
             }
+            case "nodes:GET:" -> reply(exchange, 200, nodes(image));
+            case "nodes:PUT:name" -> {
+                String draining = query(exchange).get("draining");
+                if (!"true".equals(draining) && !"false".equals(draining)) {
+                    throw new IllegalArgumentException("draining must be true or false");
+                }
+                if (!knownNode(image, name)) {
+                    reply(exchange, 404, Map.of("error", "no node '" + name + "' in this cluster"));
+                    return;
+                }
+                command(exchange, new MetadataCommand.SetDraining(name, Boolean.parseBoolean(draining)));
+            }
+            case "settings:GET:" -> {
+                List<Map<String, Object>> settings = new ArrayList<>();
+                for (Setting setting : RuntimeSettings.all()) {
+                    settings.add(setting(image, setting));
+                }
+                reply(exchange, 200, settings);
+            }
+            case "settings:GET:name" -> reply(exchange, 200, setting(image, RuntimeSettings.named(name)));
+            case "settings:PUT:name" -> {
+                String value = query(exchange).get("value");
+                if (value == null) {
+                    throw new IllegalArgumentException("value is required");
+                }
+                // refuses an unknown name or a bad value with the reason (IllegalArgumentException -> 400)
+                image.coordination().settings().with(name, value);
+                command(
+                        exchange,
+                        new MetadataCommand.Coordination(
+                                new io.ganglion.coordination.CoordinationCommand.SetSettings(Map.of(name, value))));
+            }
             default ->
                 reply(
                         exchange,
@@ -149,9 +207,63 @@ final class AdminHttp implements AutoCloseable {
         }
     }
 
+    private static Map<String, Object> setting(MetadataImage image, Setting setting) {
+        Map<String, Object> row = new LinkedHashMap<>();
+        row.put("name", setting.name());
+        row.put("value", image.coordination().settings().value(setting));
+        row.put("default", setting.defaultValue());
+        row.put("min", setting.min());
+        row.put("max", setting.max());
+        row.put("description", setting.description());
+        return row;
+    }
+
+    private boolean knownNode(MetadataImage image, String name) {
+        return image.coordination().liveSet().node(new NodeId(name)).isPresent()
+                || config.seeds().stream().anyMatch(seed -> seed.id().equals(name))
+                || (!config.clustered() && config.nodeId().equals(name));
+    }
+
+    private Optional<String> controller() {
+        if (cluster == null) {
+            return Optional.of(config.nodeId());
+        }
+        return metadata.leaderId();
+    }
+
+    private Map<String, Object> nodes(MetadataImage image) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("controller", controller().orElse(null));
+        List<Map<String, Object>> nodes = new ArrayList<>();
+        for (NodeState state : image.coordination().liveSet().nodes().values()) {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("node", state.node().value());
+            row.put("status", state.live() ? "live" : "down");
+            row.put("reason", state.reason().map(Object::toString).orElse(null));
+            row.put("incarnation", state.incarnation().value());
+            row.put("draining", state.draining());
+            row.put(
+                    "drain_requested",
+                    image.drainRequested().contains(state.node().value()));
+            row.put("last_heartbeat_ms", state.lastHeartbeatMs());
+            nodes.add(row);
+        }
+        body.put("nodes", nodes);
+        return body;
+    }
+
     private Map<String, Object> overview(MetadataImage image) {
         Map<String, Object> overview = new LinkedHashMap<>();
         overview.put("node", config.nodeId());
+        overview.put("incarnation", incarnation.value());
+        overview.put("controller", controller().orElse(null));
+        overview.put("cluster_size", Math.max(1, config.seeds().size()));
+        overview.put(
+                "live_nodes",
+                image.coordination().liveSet().nodes().values().stream()
+                        .filter(NodeState::live)
+                        .count());
+        overview.put("metadata_index", image.appliedIndex());
         overview.put("cluster_name", config.clusterName());
         overview.put("version", Broker.VERSION);
         overview.put("vhosts", image.vhosts().size());

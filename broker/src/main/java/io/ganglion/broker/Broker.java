@@ -1,11 +1,19 @@
 package io.ganglion.broker;
 
 import io.ganglion.amqp.server.ServerInfo;
+import io.ganglion.broker.cluster.ClusterNode;
+import io.ganglion.broker.cluster.IncarnationFile;
+import io.ganglion.broker.cluster.Seed;
+import io.ganglion.coordination.Incarnation;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
+import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.User;
 import io.ganglion.metadata.Vhost;
+import io.ganglion.metadata.ratis.RatisLogConfig;
+import io.ganglion.metadata.ratis.RatisMetadataLog;
+import io.ganglion.metadata.ratis.Voter;
 import io.ganglion.queues.routing.Exchange;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
@@ -14,6 +22,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +40,8 @@ public final class Broker implements AutoCloseable {
 
     private final BrokerConfig config;
     private final Storage storage;
-    private final FileMetadataLog metadata;
+    private final MetadataLog metadata;
+    private final ClusterNode cluster;
     private final List<Shard> shards;
     private final LocalBackend backend;
     private final AutoCloseable amqp;
@@ -40,7 +50,8 @@ public final class Broker implements AutoCloseable {
     private Broker(
             BrokerConfig config,
             Storage storage,
-            FileMetadataLog metadata,
+            MetadataLog metadata,
+            ClusterNode cluster,
             List<Shard> shards,
             LocalBackend backend,
             AutoCloseable amqp,
@@ -48,6 +59,7 @@ public final class Broker implements AutoCloseable {
         this.config = config;
         this.storage = storage;
         this.metadata = metadata;
+        this.cluster = cluster;
         this.shards = shards;
         this.backend = backend;
         this.amqp = amqp;
@@ -57,9 +69,28 @@ public final class Broker implements AutoCloseable {
     public static Broker start(BrokerConfig config) throws IOException {
         Clock clock = Clock.systemUTC();
         Storage storage = Storage.open(config.dataDir().resolve("storage"), StorageConfig.defaults(clock::millis));
-        FileMetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
-        bootstrap(metadata, config);
-        dropTransient(metadata);
+        Incarnation incarnation = IncarnationFile.next(config.dataDir());
+        MetadataLog metadata;
+        ClusterNode cluster = null;
+        if (config.clustered()) {
+            metadata = RatisMetadataLog.start(ratisConfig(config), config.clusterName());
+            try {
+                cluster = ClusterNode.start(
+                        config.clusterName(), config.self(), config.seeds(), incarnation, metadata, clock);
+                awaitBootstrap(metadata, config);
+            } catch (IOException | RuntimeException e) {
+                if (cluster != null) {
+                    cluster.close();
+                }
+                metadata.close();
+                storage.close();
+                throw e;
+            }
+        } else {
+            metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
+            bootstrap(metadata, config);
+            dropTransient(metadata);
+        }
         List<Shard> shards = new ArrayList<>();
         for (int i = 0; i < Math.max(1, Runtime.getRuntime().availableProcessors()); i++) {
             shards.add(new Shard(i));
@@ -67,31 +98,71 @@ public final class Broker implements AutoCloseable {
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
         LocalBackend backend = new LocalBackend(info, metadata, storage, shards);
         AutoCloseable amqp = AmqpListener.start(config, backend);
-        AdminHttp http = AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config);
+        AdminHttp http = AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation);
         LOG.info(
-                "event=broker_started node={} amqp={}:{} http={} data={}",
+                "event=broker_started node={} incarnation={} amqp={}:{} http={} data={}",
                 config.nodeId(),
+                incarnation,
                 config.amqpHost(),
                 config.amqpPort(),
                 http.port(),
                 config.dataDir());
-        return new Broker(config, storage, metadata, shards, backend, amqp, http);
+        return new Broker(config, storage, metadata, cluster, shards, backend, amqp, http);
     }
 
-    private static void bootstrap(FileMetadataLog metadata, BrokerConfig config) {
-        MetadataImage image = metadata.image();
-        if (image.vhosts().isEmpty() && image.users().isEmpty()) {
-            byte[] salt = new byte[4];
-            new SecureRandom().nextBytes(salt);
-            metadata.propose(new MetadataCommand.PutVhost("/")).join();
-            metadata.propose(new MetadataCommand.PutUser(User.withPassword(
-                            config.defaultUser(), config.defaultPass(), salt, List.of("administrator"))))
-                    .join();
-            LOG.info("event=bootstrapped vhost=/ user={}", config.defaultUser());
+    /** Voters are the first three (or five) seeds, the others follow the log as listeners. */
+    static RatisLogConfig ratisConfig(BrokerConfig config) {
+        List<Voter> members = config.seeds().stream()
+                .map(seed -> new Voter(seed.id(), seed.host(), seed.metadataPort()))
+                .toList();
+        int voters = Seed.voterCount(members.size());
+        return RatisLogConfig.of(
+                        config.nodeId(),
+                        members.subList(0, voters),
+                        config.dataDir().resolve("metadata-ratis"))
+                .withListeners(members.subList(voters, members.size()));
+    }
+
+    /**
+     * Bootstraps the cluster's metadata (vhost / and the default user) once a quorum runs: every broker proposes it if
+     * it finds the image empty; the commands are idempotent. A broker started before a majority of voters waits here,
+     * logging every few seconds, for up to {@value #QUORUM_WAIT_MINUTES} minutes.
+     */
+    private static void awaitBootstrap(MetadataLog metadata, BrokerConfig config) throws IOException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(QUORUM_WAIT_MINUTES);
+        while (true) {
+            try {
+                bootstrap(metadata, config);
+                return;
+            } catch (RuntimeException e) {
+                if (System.nanoTime() > deadline) {
+                    throw new IOException("no metadata quorum within " + QUORUM_WAIT_MINUTES + " minutes: " + e, e);
+                }
+                LOG.info("event=waiting_for_metadata_quorum node={} reason={}", config.nodeId(), e.toString());
+            }
         }
     }
 
-    private static void dropTransient(FileMetadataLog metadata) {
+    private static final int QUORUM_WAIT_MINUTES = 5;
+
+    private static void bootstrap(MetadataLog metadata, BrokerConfig config) {
+        MetadataImage image = metadata.image();
+        if (image.vhosts().isEmpty() && image.users().isEmpty()) {
+            // decided when applied, not here: this broker's image may not hold every committed command yet
+            byte[] salt = new byte[4];
+            new SecureRandom().nextBytes(salt);
+            MetadataImage after = metadata.propose(new MetadataCommand.Bootstrap(User.withPassword(
+                            config.defaultUser(), config.defaultPass(), salt, List.of("administrator"))))
+                    .join()
+                    .image();
+            LOG.info(
+                    "event=bootstrapped vhosts={} users={}",
+                    after.vhosts().keySet(),
+                    after.users().keySet());
+        }
+    }
+
+    private static void dropTransient(MetadataLog metadata) {
         for (Vhost vhost : metadata.image().vhosts().values()) {
             for (QueueDef queue : vhost.queues().values()) {
                 if (!queue.durable() || queue.exclusive()) {
@@ -121,6 +192,9 @@ public final class Broker implements AutoCloseable {
     public void close() {
         closeQuietly(amqp);
         http.close();
+        if (cluster != null) {
+            cluster.close();
+        }
         shards.forEach(Shard::close);
         closeQuietly(storage);
         metadata.close();

@@ -23,6 +23,9 @@ import java.util.Map;
  *   http.port     = 15672             the HTTP API ({@code bin/ganglion ctl}), on amqp.host
  *   default.user  = guest             created with default.pass on first start, loopback only when it is guest
  *   default.pass  = guest
+ *   cluster.seeds = a@127.0.0.1:25672:25680, b@...   every broker of the cluster (id@host:peerPort:metadataPort);
+ *                                      empty: a single broker with a file metadata log. The first three (or five)
+ *                                      vote in the metadata quorum; this broker's own ports come from its entry.
  * </pre>
  */
 public record BrokerConfig(
@@ -34,7 +37,24 @@ public record BrokerConfig(
         int httpPort,
         String defaultUser,
         String defaultPass,
-        Settings settings) {
+        Settings settings,
+        List<io.ganglion.broker.cluster.Seed> seeds) {
+
+    /** Whether this broker is one of a cluster (a seed list is configured). */
+    public boolean clustered() {
+        return !seeds.isEmpty();
+    }
+
+    /** This broker's own seed entry; only when {@link #clustered()}. */
+    public io.ganglion.broker.cluster.Seed self() {
+        return seeds.stream().filter(s -> s.id().equals(nodeId)).findFirst().orElseThrow();
+    }
+
+    /** A copy with another seed list (tests, {@code ganglion local}). */
+    public BrokerConfig withSeeds(List<io.ganglion.broker.cluster.Seed> next) {
+        return new BrokerConfig(
+                nodeId, clusterName, dataDir, amqpHost, amqpPort, httpPort, defaultUser, defaultPass, settings, next);
+    }
 
     private static final List<String> BROKER_KEYS = List.of(
             "node.id",
@@ -44,7 +64,8 @@ public record BrokerConfig(
             "amqp.port",
             "http.port",
             "default.user",
-            "default.pass");
+            "default.pass",
+            "cluster.seeds");
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -63,7 +84,8 @@ public record BrokerConfig(
                 15672,
                 "guest",
                 "guest",
-                Settings.defaults());
+                Settings.defaults(),
+                List.of());
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -111,6 +133,7 @@ public record BrokerConfig(
         String user = base.defaultUser;
         String pass = base.defaultPass;
         Map<String, String> settings = new LinkedHashMap<>();
+        List<io.ganglion.broker.cluster.Seed> seeds = List.of();
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -123,6 +146,13 @@ public record BrokerConfig(
                 case "http.port" -> httpPort = port(key, value);
                 case "default.user" -> user = nonEmpty(key, value);
                 case "default.pass" -> pass = value;
+                case "cluster.seeds" -> {
+                    try {
+                        seeds = io.ganglion.broker.cluster.Seed.parseList(value);
+                    } catch (IllegalArgumentException e) {
+                        throw new ConfigException("setting cluster.seeds: " + e.getMessage());
+                    }
+                }
                 default -> {
                     if (RuntimeSettings.find(key).isEmpty()) {
                         throw new ConfigException("unknown setting '" + key + "'; broker keys are "
@@ -146,7 +176,13 @@ public record BrokerConfig(
         if (dataDir == null) {
             dataDir = Path.of("data", nodeId);
         }
-        return new BrokerConfig(nodeId, clusterName, dataDir, host, port, httpPort, user, pass, parsed);
+        String self = nodeId;
+        if (!seeds.isEmpty() && seeds.stream().noneMatch(s -> s.id().equals(self))) {
+            throw new ConfigException(
+                    "setting cluster.seeds: this broker's node.id '" + nodeId + "' is not in the seed list "
+                            + seeds.stream().map(s -> s.id()).toList());
+        }
+        return new BrokerConfig(nodeId, clusterName, dataDir, host, port, httpPort, user, pass, parsed, seeds);
     }
 
     private static String nonEmpty(String key, String value) throws ConfigException {

@@ -10,7 +10,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -22,13 +24,56 @@ final class BrokerChild implements AutoCloseable {
     final int amqpPort;
     final int httpPort;
     private final List<String> jvmOptions;
+    private final Map<String, String> settings;
     private Process process;
+    private CompletableFuture<Void> listening;
 
     BrokerChild(Path dataDir, List<String> jvmOptions) throws IOException {
+        this(dataDir, jvmOptions, freePort(), freePort(), Map.of());
+    }
+
+    /** A broker with these ports and extra settings ({@code node.id}, {@code cluster.seeds}, runtime settings). */
+    BrokerChild(Path dataDir, List<String> jvmOptions, int amqpPort, int httpPort, Map<String, String> settings) {
         this.dataDir = dataDir;
-        this.amqpPort = freePort();
-        this.httpPort = freePort();
+        this.amqpPort = amqpPort;
+        this.httpPort = httpPort;
         this.jvmOptions = List.copyOf(jvmOptions);
+        this.settings = new LinkedHashMap<>(settings);
+    }
+
+    /**
+     * Brokers {@code ganglion-1..n} of one cluster on loopback, data under {@code root}: AMQP, HTTP, peer and metadata
+     * ports from the given bases (each + i), or free ports where a base is 0. Not started.
+     */
+    static List<BrokerChild> cluster(
+            Path root, int brokers, int amqpBase, int httpBase, int peerBase, int metadataBase, List<String> jvmOptions)
+            throws IOException {
+        List<String> seeds = new ArrayList<>();
+        int[][] ports = new int[brokers][];
+        for (int i = 0; i < brokers; i++) {
+            ports[i] = new int[] {
+                amqpBase == 0 ? freePort() : amqpBase + i,
+                httpBase == 0 ? freePort() : httpBase + i,
+                peerBase == 0 ? freePort() : peerBase + i,
+                metadataBase == 0 ? freePort() : metadataBase + i
+            };
+            seeds.add("ganglion-" + (i + 1) + "@127.0.0.1:" + ports[i][2] + ":" + ports[i][3]);
+        }
+        List<BrokerChild> children = new ArrayList<>();
+        for (int i = 0; i < brokers; i++) {
+            String id = "ganglion-" + (i + 1);
+            children.add(new BrokerChild(
+                    root.resolve(id),
+                    jvmOptions,
+                    ports[i][0],
+                    ports[i][1],
+                    Map.of("node.id", id, "cluster.seeds", String.join(",", seeds))));
+        }
+        return children;
+    }
+
+    String nodeId() {
+        return settings.getOrDefault("node.id", "ganglion-1");
     }
 
     static int freePort() throws IOException {
@@ -37,7 +82,14 @@ final class BrokerChild implements AutoCloseable {
         }
     }
 
+    /** Starts the process and waits until it listens (a broker of a cluster waits for a metadata quorum first). */
     BrokerChild start() throws IOException, InterruptedException {
+        launch();
+        return awaitListening();
+    }
+
+    /** Starts the process without waiting: start every broker of a cluster, then {@link #awaitListening()} on each. */
+    BrokerChild launch() throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(jvmOptions);
@@ -52,9 +104,11 @@ final class BrokerChild implements AutoCloseable {
                 "amqp.port=" + amqpPort,
                 "--set",
                 "http.port=" + httpPort));
+        settings.forEach((key, value) -> command.addAll(List.of("--set", key + "=" + value)));
         Files.createDirectories(dataDir);
         process = new ProcessBuilder(command).redirectErrorStream(true).start();
         CompletableFuture<Void> listening = new CompletableFuture<>();
+        this.listening = listening;
         Path log = dataDir.resolve("broker.out");
         Thread copier = new Thread(
                 () -> {
@@ -82,6 +136,11 @@ final class BrokerChild implements AutoCloseable {
                 "broker-child-output");
         copier.setDaemon(true);
         copier.start();
+        return this;
+    }
+
+    BrokerChild awaitListening() throws IOException, InterruptedException {
+        Path log = dataDir.resolve("broker.out");
         try {
             listening.get(60, TimeUnit.SECONDS);
             return this;

@@ -20,7 +20,15 @@ import picocli.CommandLine.ParentCommand;
 @Command(
         name = "ctl",
         description = "Manage a running broker.",
-        subcommands = {Ctl.Status.class, Ctl.Vhosts.class, Ctl.Users.class, Ctl.Queues.class})
+        subcommands = {
+            Ctl.Status.class,
+            Ctl.Nodes.class,
+            Ctl.Node.class,
+            Ctl.SettingsCommand.class,
+            Ctl.Vhosts.class,
+            Ctl.Users.class,
+            Ctl.Queues.class
+        })
 final class Ctl {
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -71,7 +79,7 @@ final class Ctl {
         return URLEncoder.encode(part, StandardCharsets.UTF_8).replace("+", "%20");
     }
 
-    @Command(name = "status", description = "The broker's node, cluster and counts.")
+    @Command(name = "status", description = "The broker, the controller and the live set with incarnations.")
     static final class Status implements Runnable {
         @ParentCommand
         Ctl ctl;
@@ -82,7 +90,96 @@ final class Ctl {
             overview.fields()
                     .forEachRemaining(field -> System.out.println(
                             field.getKey() + ": " + field.getValue().asText()));
+            System.out.println();
+            printNodes(ctl.call("GET", "/api/nodes"));
         }
+    }
+
+    static void printNodes(JsonNode body) {
+        System.out.println("controller: " + body.path("controller").asText("none"));
+        System.out.println("node\tstatus\tincarnation\tdraining\treason");
+        body.path("nodes")
+                .forEach(node -> System.out.println(node.path("node").asText() + "\t"
+                        + node.path("status").asText() + "\t"
+                        + node.path("incarnation").asLong() + "\t"
+                        + (node.path("draining").asBoolean()
+                                ? "yes"
+                                : node.path("drain_requested").asBoolean() ? "requested" : "no")
+                        + "\t"
+                        + (node.path("reason").isNull()
+                                ? "-"
+                                : node.path("reason").asText())));
+    }
+
+    @Command(name = "nodes", description = "The controller and every node with its status and incarnation.")
+    static final class Nodes implements Runnable {
+        @ParentCommand
+        Ctl ctl;
+
+        @Override
+        public void run() {
+            printNodes(ctl.call("GET", "/api/nodes"));
+        }
+    }
+
+    @Command(name = "node", description = "drain NODE | undrain NODE: move copies away from a node, or stop doing so")
+    static final class Node implements Runnable {
+        @ParentCommand
+        Ctl ctl;
+
+        @Parameters(index = "0", description = "drain or undrain")
+        String action;
+
+        @Parameters(index = "1", arity = "0..1", description = "the node id")
+        String node;
+
+        @Override
+        public void run() {
+            boolean draining = switch (action) {
+                case "drain" -> true;
+                case "undrain" -> false;
+                default -> throw new Main.UsageError("unknown action '" + action + "': expected drain or undrain");
+            };
+            ctl.call("PUT", "/api/nodes/" + encode(required(node, "node id")) + "?draining=" + draining);
+            System.out.println(node + (draining ? " draining" : " no longer draining"));
+        }
+    }
+
+    @Command(name = "settings", description = "list | get NAME | set NAME VALUE: the cluster's runtime settings")
+    static final class SettingsCommand implements Runnable {
+        @ParentCommand
+        Ctl ctl;
+
+        @Parameters(index = "0", description = "list, get or set")
+        String action;
+
+        @Parameters(index = "1", arity = "0..1", description = "the setting")
+        String name;
+
+        @Parameters(index = "2", arity = "0..1", description = "the value (set)")
+        String value;
+
+        @Override
+        public void run() {
+            switch (action) {
+                case "list" -> ctl.call("GET", "/api/settings").forEach(Ctl::printSetting);
+                case "get" -> printSetting(ctl.call("GET", "/api/settings/" + encode(required(name, "setting name"))));
+                case "set" -> {
+                    ctl.call(
+                            "PUT",
+                            "/api/settings/" + encode(required(name, "setting name")) + "?value="
+                                    + encode(required(value, "value")));
+                    printSetting(ctl.call("GET", "/api/settings/" + encode(name)));
+                }
+                default -> throw new Main.UsageError("unknown action '" + action + "': expected list, get or set");
+            }
+        }
+    }
+
+    static void printSetting(JsonNode setting) {
+        System.out.println(
+                setting.path("name").asText() + " = " + setting.path("value").asLong() + "\t(default "
+                        + setting.path("default").asLong() + ")");
     }
 
     @Command(name = "vhosts", description = "list | add NAME | delete NAME")

@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         version = Broker.VERSION,
         description = "A replicated message broker that speaks AMQP 0-9-1.",
-        subcommands = {Main.Server.class, Ctl.class, Bench.class})
+        subcommands = {Main.Server.class, Local.class, Ctl.class, Bench.class})
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

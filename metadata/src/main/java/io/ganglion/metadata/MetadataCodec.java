@@ -25,6 +25,7 @@ import io.ganglion.coordination.ObjectKind;
 import io.ganglion.coordination.ObjectSpec;
 import io.ganglion.coordination.SealReply;
 import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.Bootstrap;
 import io.ganglion.metadata.MetadataCommand.Coordination;
 import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
@@ -34,6 +35,7 @@ import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
 import io.ganglion.metadata.MetadataCommand.PutUser;
 import io.ganglion.metadata.MetadataCommand.PutVhost;
+import io.ganglion.metadata.MetadataCommand.SetDraining;
 import io.ganglion.metadata.MetadataCommand.Unbind;
 import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Destination;
@@ -94,6 +96,8 @@ public final class MetadataCodec {
     private static final byte BIND = 9;
     private static final byte UNBIND = 10;
     private static final byte COORDINATION = 11;
+    private static final byte SET_DRAINING = 12;
+    private static final byte BOOTSTRAP = 13;
 
     private static final byte CREATE_OBJECT = 1;
     private static final byte DELETE_OBJECT = 2;
@@ -152,14 +156,11 @@ public final class MetadataCodec {
             }
             case PutUser c -> {
                 out.writeByte(PUT_USER);
-                out.writeUTF(c.user().name());
-                byte[] hash = c.user().passwordHash();
-                out.writeShort(hash.length);
-                out.write(hash);
-                out.writeShort(c.user().tags().size());
-                for (String tag : c.user().tags()) {
-                    out.writeUTF(tag);
-                }
+                writeUser(out, c.user());
+            }
+            case Bootstrap c -> {
+                out.writeByte(BOOTSTRAP);
+                writeUser(out, c.user());
             }
             case DeleteUser c -> {
                 out.writeByte(DELETE_USER);
@@ -213,7 +214,35 @@ public final class MetadataCodec {
                 out.writeByte(COORDINATION);
                 writeCoordination(out, c.command());
             }
+            case SetDraining c -> {
+                out.writeByte(SET_DRAINING);
+                out.writeUTF(c.node());
+                out.writeBoolean(c.draining());
+            }
         }
+    }
+
+    private static void writeUser(DataOutputStream out, User user) throws IOException {
+        out.writeUTF(user.name());
+        byte[] hash = user.passwordHash();
+        out.writeShort(hash.length);
+        out.write(hash);
+        out.writeShort(user.tags().size());
+        for (String tag : user.tags()) {
+            out.writeUTF(tag);
+        }
+    }
+
+    private static User readUser(DataInputStream in) throws IOException, MetadataCodecException {
+        String name = in.readUTF();
+        byte[] hash = new byte[checkedCount(in, in.readUnsignedShort(), 1)];
+        in.readFully(hash);
+        int tags = checkedCount(in, in.readUnsignedShort(), 2);
+        List<String> tagList = new ArrayList<>(tags);
+        for (int i = 0; i < tags; i++) {
+            tagList.add(in.readUTF());
+        }
+        return new User(name, hash, tagList);
     }
 
     /** Reads a command's tag and body, as {@link #writeCommand} wrote them. */
@@ -222,17 +251,8 @@ public final class MetadataCodec {
         return switch (tag) {
             case PUT_VHOST -> new PutVhost(in.readUTF());
             case DELETE_VHOST -> new DeleteVhost(in.readUTF());
-            case PUT_USER -> {
-                String name = in.readUTF();
-                byte[] hash = new byte[checkedCount(in, in.readUnsignedShort(), 1)];
-                in.readFully(hash);
-                int tags = checkedCount(in, in.readUnsignedShort(), 2);
-                List<String> tagList = new ArrayList<>(tags);
-                for (int i = 0; i < tags; i++) {
-                    tagList.add(in.readUTF());
-                }
-                yield new PutUser(new User(name, hash, tagList));
-            }
+            case PUT_USER -> new PutUser(readUser(in));
+            case BOOTSTRAP -> new Bootstrap(readUser(in));
             case DELETE_USER -> new DeleteUser(in.readUTF());
             case DECLARE_EXCHANGE -> {
                 String vhost = in.readUTF();
@@ -257,6 +277,7 @@ public final class MetadataCodec {
             case BIND -> new Bind(in.readUTF(), readBinding(in));
             case UNBIND -> new Unbind(in.readUTF(), readBinding(in));
             case COORDINATION -> new Coordination(readCoordination(in));
+            case SET_DRAINING -> new SetDraining(in.readUTF(), in.readBoolean());
             default -> throw new MetadataCodecException("unknown metadata command tag " + tag);
         };
     }

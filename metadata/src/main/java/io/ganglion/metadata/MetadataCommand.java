@@ -35,6 +35,26 @@ public sealed interface MetadataCommand {
     record Unbind(String vhost, Binding binding) implements MetadataCommand {}
 
     /**
+     * A new cluster's first metadata: vhost {@code /} and {@code user}, applied only to an image with no vhost and no
+     * user, and a no-op otherwise. Brokers starting together may each propose it; the first applied wins.
+     */
+    record Bootstrap(User user) implements MetadataCommand {
+        public Bootstrap {
+            Objects.requireNonNull(user, "user");
+        }
+    }
+
+    /**
+     * An operator's request that {@code node} drain (move its copies away) or stop draining. The node reads it from the
+     * image and reports it in its heartbeats; the controller commits it to the live set, which placement honours.
+     */
+    record SetDraining(String node, boolean draining) implements MetadataCommand {
+        public SetDraining {
+            Objects.requireNonNull(node, "node");
+        }
+    }
+
+    /**
      * A command of the coordination core (objects, histories, the live set, runtime settings), applied to the image's
      * {@link io.ganglion.coordination.CoordinationImage} by {@link io.ganglion.coordination.CoordinationImage#apply}.
      */

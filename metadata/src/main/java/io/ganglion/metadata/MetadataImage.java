@@ -5,6 +5,7 @@ import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationImage;
 import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.metadata.MetadataCommand.Bind;
+import io.ganglion.metadata.MetadataCommand.Bootstrap;
 import io.ganglion.metadata.MetadataCommand.Coordination;
 import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
@@ -14,6 +15,7 @@ import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
 import io.ganglion.metadata.MetadataCommand.PutUser;
 import io.ganglion.metadata.MetadataCommand.PutVhost;
+import io.ganglion.metadata.MetadataCommand.SetDraining;
 import io.ganglion.metadata.MetadataCommand.Unbind;
 import io.ganglion.metadata.Rejection.Kind;
 import io.ganglion.queues.routing.Binding;
@@ -41,16 +43,26 @@ import java.util.TreeMap;
  *     runtime settings, changed by {@link Coordination} commands only
  */
 public record MetadataImage(
-        long appliedIndex, Map<String, Vhost> vhosts, Map<String, User> users, CoordinationImage coordination) {
+        long appliedIndex,
+        Map<String, Vhost> vhosts,
+        Map<String, User> users,
+        CoordinationImage coordination,
+        java.util.SortedSet<String> drainRequested) {
 
     public MetadataImage {
         vhosts = Map.copyOf(vhosts);
         users = Map.copyOf(users);
         Objects.requireNonNull(coordination, "coordination");
+        drainRequested = java.util.Collections.unmodifiableSortedSet(new java.util.TreeSet<>(drainRequested));
     }
 
     public static MetadataImage empty() {
-        return new MetadataImage(0, Map.of(), Map.of(), CoordinationImage.empty());
+        return new MetadataImage(0, Map.of(), Map.of(), CoordinationImage.empty(), new java.util.TreeSet<>());
+    }
+
+    /** This image with another coordination part (how a snapshot is rebuilt). */
+    public MetadataImage withCoordination(long index, CoordinationImage next) {
+        return new MetadataImage(index, vhosts, users, next, drainRequested);
     }
 
     public Optional<Vhost> vhost(String name) {
@@ -90,6 +102,22 @@ public record MetadataImage(
             case Bind bind -> bind(bind.vhost(), bind.binding(), true);
             case Unbind unbind -> bind(unbind.vhost(), unbind.binding(), false);
             case Coordination c -> applyCoordination(c.command());
+            case Bootstrap b ->
+                vhosts.isEmpty() && users.isEmpty()
+                        ? accepted(
+                                with(vhosts, "/", Vhost.create("/")),
+                                with(users, b.user().name(), b.user()))
+                        : accepted(vhosts, users);
+            case SetDraining d -> {
+                java.util.TreeSet<String> next = new java.util.TreeSet<>(drainRequested);
+                if (d.draining()) {
+                    next.add(d.node());
+                } else {
+                    next.remove(d.node());
+                }
+                yield new Applied(
+                        new MetadataImage(appliedIndex + 1, vhosts, users, coordination, next), Optional.empty());
+            }
         };
     }
 
@@ -98,7 +126,7 @@ public record MetadataImage(
         if (applied.rejection().isPresent()) {
             return rejected(Kind.PRECONDITION_FAILED, applied.rejection().get());
         }
-        return new Applied(new MetadataImage(appliedIndex + 1, vhosts, users, applied.image()), Optional.empty());
+        return new Applied(withCoordination(appliedIndex + 1, applied.image()), Optional.empty());
     }
 
     private Applied declareExchange(DeclareExchange declare) {
@@ -240,6 +268,7 @@ public record MetadataImage(
     List<MetadataCommand> topologyCommands() {
         List<MetadataCommand> commands = new ArrayList<>();
         new TreeMap<>(users).values().forEach(user -> commands.add(new PutUser(user)));
+        drainRequested.forEach(node -> commands.add(new SetDraining(node, true)));
         for (Vhost vhost : new TreeMap<>(vhosts).values()) {
             commands.add(new PutVhost(vhost.name()));
             Topology standard = Topology.standard();
@@ -291,12 +320,14 @@ public record MetadataImage(
     }
 
     private Applied accepted(Map<String, Vhost> nextVhosts, Map<String, User> nextUsers) {
-        return new Applied(new MetadataImage(appliedIndex + 1, nextVhosts, nextUsers, coordination), Optional.empty());
+        return new Applied(
+                new MetadataImage(appliedIndex + 1, nextVhosts, nextUsers, coordination, drainRequested),
+                Optional.empty());
     }
 
     private Applied rejected(Kind kind, String message) {
         return new Applied(
-                new MetadataImage(appliedIndex + 1, vhosts, users, coordination),
+                new MetadataImage(appliedIndex + 1, vhosts, users, coordination, drainRequested),
                 Optional.of(new Rejection(kind, message)));
     }
 

@@ -107,7 +107,7 @@ public final class MetadataImageCodec {
                 }
                 image = applied.image();
             }
-            return new MetadataImage(appliedIndex, image.vhosts(), image.users(), readCoordination(in));
+            return image.withCoordination(appliedIndex, readCoordination(in));
         });
     }
 

@@ -42,6 +42,11 @@ public interface MetadataLog extends AutoCloseable {
         listener.accept(true);
     }
 
+    /** The node that leads the log (and runs the controller), if this broker knows one. A log of one node: empty. */
+    default java.util.Optional<String> leaderId() {
+        return java.util.Optional.empty();
+    }
+
     @Override
     void close();
 }

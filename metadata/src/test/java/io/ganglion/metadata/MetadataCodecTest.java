@@ -188,7 +188,7 @@ class MetadataCodecTest {
 
     private static MetadataCommand randomCommand(SplittableRandom random) {
         String vhost = word(random);
-        return switch (random.nextInt(12)) {
+        return switch (random.nextInt(14)) {
             case 0 -> new PutVhost(vhost);
             case 1 -> new DeleteVhost(vhost);
             case 2 ->
@@ -220,6 +220,10 @@ class MetadataCodecTest {
             case 7 -> new DeleteQueue(vhost, word(random));
             case 8 -> new Bind(vhost, binding(random));
             case 9 -> new Unbind(vhost, binding(random));
+            case 10 -> new MetadataCommand.SetDraining(word(random), random.nextBoolean());
+            case 11 ->
+                new MetadataCommand.Bootstrap(
+                        User.withPassword(word(random), word(random), new byte[] {5, 6, 7, 8}, List.of(word(random))));
             default -> new Coordination(MetadataGenerators.coordinationCommand(random));
         };
     }

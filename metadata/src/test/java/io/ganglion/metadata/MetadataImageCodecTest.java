@@ -51,8 +51,7 @@ class MetadataImageCodecTest {
             assertThat(applied.rejection()).as("seed %d: %s", seed, command).isEmpty();
             rebuilt = applied.image();
         }
-        MetadataImage sameIndex =
-                new MetadataImage(image.appliedIndex(), rebuilt.vhosts(), rebuilt.users(), rebuilt.coordination());
+        MetadataImage sameIndex = rebuilt.withCoordination(image.appliedIndex(), rebuilt.coordination());
         assertThat(MetadataImageCodec.encode(sameIndex))
                 .as("seed %d", seed)
                 .isEqualTo(MetadataImageCodec.encode(image));

@@ -165,4 +165,34 @@ class MetadataImageTest {
         assertThat(user.checkPassword("S3cret")).isFalse();
         assertThat(user.toString()).doesNotContain("s3cret");
     }
+
+    @Test
+    void shouldBootstrapOnlyAnEmptyImage() {
+        User admin = User.withPassword("admin", "pw", new byte[] {1, 2, 3, 4}, List.of("administrator"));
+        MetadataImage image = MetadataImage.empty()
+                .apply(new MetadataCommand.Bootstrap(admin))
+                .image();
+        assertThat(image.vhosts()).containsOnlyKeys("/");
+        assertThat(image.users()).containsOnlyKeys("admin");
+
+        User other = User.withPassword("admin", "changed", new byte[] {5, 6, 7, 8}, List.of());
+        MetadataImage again = image.apply(new MetadataCommand.Bootstrap(other)).image();
+        assertThat(again.user("admin").orElseThrow().checkPassword("pw")).isTrue();
+        assertThat(again.user("admin").orElseThrow().checkPassword("changed")).isFalse();
+    }
+
+    @Test
+    void shouldKeepDrainRequestsThroughASnapshot() throws Exception {
+        MetadataImage image = MetadataImage.empty()
+                .apply(new MetadataCommand.SetDraining("ganglion-2", true))
+                .image()
+                .apply(new MetadataCommand.SetDraining("ganglion-3", true))
+                .image()
+                .apply(new MetadataCommand.SetDraining("ganglion-3", false))
+                .image();
+        assertThat(image.drainRequested()).containsExactly("ganglion-2");
+        MetadataImage decoded = MetadataImageCodec.decode(MetadataImageCodec.encode(image));
+        assertThat(decoded.drainRequested()).containsExactly("ganglion-2");
+        assertThat(decoded.appliedIndex()).isEqualTo(image.appliedIndex());
+    }
 }

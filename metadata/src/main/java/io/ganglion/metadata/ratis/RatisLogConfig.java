@@ -21,6 +21,8 @@ import java.util.Set;
  * @param purgeUpToSnapshot after a snapshot, drop the log up to it even if a peer still needs it (that peer then gets
  *     the snapshot); by default the log is kept back to the lowest index every peer has committed
  * @param logSegmentBytes the size at which a log segment is closed; only closed segments are ever purged
+ * @param listeners brokers that follow the log without voting (Ratis listeners): every broker beyond the first three
+ *     or five of the seed list
  */
 public record RatisLogConfig(
         String nodeId,
@@ -31,7 +33,8 @@ public record RatisLogConfig(
         Duration proposeTimeout,
         long snapshotThreshold,
         boolean purgeUpToSnapshot,
-        long logSegmentBytes) {
+        long logSegmentBytes,
+        List<Voter> listeners) {
 
     public static final Duration DEFAULT_ELECTION_TIMEOUT_MIN = Duration.ofMillis(150);
     public static final Duration DEFAULT_ELECTION_TIMEOUT_MAX = Duration.ofMillis(300);
@@ -43,14 +46,15 @@ public record RatisLogConfig(
         Objects.requireNonNull(nodeId, "nodeId");
         voters = List.copyOf(voters);
         Objects.requireNonNull(storageDirectory, "storageDirectory");
+        listeners = List.copyOf(listeners);
         Set<String> ids = new HashSet<>();
-        for (Voter voter : voters) {
+        for (Voter voter : listOfAll(voters, listeners)) {
             if (!ids.add(voter.id())) {
                 throw new IllegalArgumentException("voter " + voter.id() + " is listed twice");
             }
         }
         if (!ids.contains(nodeId)) {
-            throw new IllegalArgumentException("node " + nodeId + " is not among the voters " + ids);
+            throw new IllegalArgumentException("node " + nodeId + " is not among the voters or listeners " + ids);
         }
         if (electionTimeoutMin.isNegative()
                 || electionTimeoutMin.isZero()
@@ -80,7 +84,8 @@ public record RatisLogConfig(
                 DEFAULT_PROPOSE_TIMEOUT,
                 DEFAULT_SNAPSHOT_THRESHOLD,
                 false,
-                DEFAULT_LOG_SEGMENT_BYTES);
+                DEFAULT_LOG_SEGMENT_BYTES,
+                List.of());
     }
 
     public RatisLogConfig withElectionTimeouts(Duration min, Duration max) {
@@ -93,7 +98,8 @@ public record RatisLogConfig(
                 proposeTimeout,
                 snapshotThreshold,
                 purgeUpToSnapshot,
-                logSegmentBytes);
+                logSegmentBytes,
+                listeners);
     }
 
     public RatisLogConfig withProposeTimeout(Duration timeout) {
@@ -106,7 +112,8 @@ public record RatisLogConfig(
                 timeout,
                 snapshotThreshold,
                 purgeUpToSnapshot,
-                logSegmentBytes);
+                logSegmentBytes,
+                listeners);
     }
 
     public RatisLogConfig withSnapshots(long threshold, boolean purgeUpToSnapshot) {
@@ -119,7 +126,8 @@ public record RatisLogConfig(
                 proposeTimeout,
                 threshold,
                 purgeUpToSnapshot,
-                logSegmentBytes);
+                logSegmentBytes,
+                listeners);
     }
 
     public RatisLogConfig withLogSegmentBytes(long bytes) {
@@ -132,12 +140,34 @@ public record RatisLogConfig(
                 proposeTimeout,
                 snapshotThreshold,
                 purgeUpToSnapshot,
-                bytes);
+                bytes,
+                listeners);
     }
 
-    /** This broker's entry in the voter set. */
+    /** A configuration with these non-voting listeners. */
+    public RatisLogConfig withListeners(List<Voter> listeners) {
+        return new RatisLogConfig(
+                nodeId,
+                voters,
+                storageDirectory,
+                electionTimeoutMin,
+                electionTimeoutMax,
+                proposeTimeout,
+                snapshotThreshold,
+                purgeUpToSnapshot,
+                logSegmentBytes,
+                listeners);
+    }
+
+    private static List<Voter> listOfAll(List<Voter> voters, List<Voter> listeners) {
+        List<Voter> all = new java.util.ArrayList<>(voters);
+        all.addAll(listeners);
+        return all;
+    }
+
+    /** This broker's entry in the voter or listener set. */
     public Voter self() {
-        return voters.stream()
+        return listOfAll(voters, listeners).stream()
                 .filter(voter -> voter.id().equals(nodeId))
                 .findFirst()
                 .orElseThrow();

@@ -22,6 +22,7 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
@@ -61,9 +62,16 @@ import org.slf4j.LoggerFactory;
 public final class RatisMetadataLog implements MetadataLog {
     private static final Logger LOG = LoggerFactory.getLogger(RatisMetadataLog.class);
 
-    /** Every Ganglion cluster's metadata group has this id; clusters are kept apart by their voter addresses. */
-    static final RaftGroupId GROUP_ID =
-            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("ganglion-metadata".getBytes(StandardCharsets.UTF_8)));
+    /**
+     * The metadata group of cluster {@code clusterName}: a broker configured with another cluster name runs another
+     * group, and the servers of this one refuse its requests.
+     */
+    static RaftGroupId groupId(String clusterName) {
+        return RaftGroupId.valueOf(
+                UUID.nameUUIDFromBytes(("ganglion-metadata:" + clusterName).getBytes(StandardCharsets.UTF_8)));
+    }
+
+    private static final String DEFAULT_CLUSTER = "ganglion";
 
     /** How long a failed propose attempt waits before the client tries again (another peer, or the same leader). */
     private static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(25, TimeUnit.MILLISECONDS);
@@ -76,9 +84,16 @@ public final class RatisMetadataLog implements MetadataLog {
     private final RaftClient client;
     private final MetadataStateMachine stateMachine;
 
+    private final RaftGroupId groupId;
+
     private RatisMetadataLog(
-            RatisLogConfig config, RaftServer server, RaftClient client, MetadataStateMachine stateMachine) {
+            RatisLogConfig config,
+            RaftGroupId groupId,
+            RaftServer server,
+            RaftClient client,
+            MetadataStateMachine stateMachine) {
         this.config = config;
+        this.groupId = groupId;
         this.server = server;
         this.client = client;
         this.stateMachine = stateMachine;
@@ -92,8 +107,13 @@ public final class RatisMetadataLog implements MetadataLog {
      * @throws IOException if the storage directory cannot be used or the port cannot be bound
      */
     public static RatisMetadataLog start(RatisLogConfig config) throws IOException {
+        return start(config, DEFAULT_CLUSTER);
+    }
+
+    /** {@link #start(RatisLogConfig)} for the metadata group of cluster {@code clusterName}. */
+    public static RatisMetadataLog start(RatisLogConfig config, String clusterName) throws IOException {
         Files.createDirectories(config.storageDirectory());
-        RaftGroup group = group(config);
+        RaftGroup group = group(config, groupId(clusterName));
         MetadataStateMachine stateMachine = new MetadataStateMachine(config.nodeId());
         RaftServer server = RaftServer.newBuilder()
                 .setServerId(RaftPeerId.valueOf(config.nodeId()))
@@ -116,7 +136,7 @@ public final class RatisMetadataLog implements MetadataLog {
                 config.self().address(),
                 config.voters().stream().map(Voter::id).toList(),
                 config.storageDirectory());
-        return new RatisMetadataLog(config, server, client, stateMachine);
+        return new RatisMetadataLog(config, group.getGroupId(), server, client, stateMachine);
     }
 
     /**
@@ -208,9 +228,10 @@ public final class RatisMetadataLog implements MetadataLog {
     }
 
     /** The id of the voter this server believes leads, if it knows one. For status pages and tests. */
+    @Override
     public Optional<String> leaderId() {
         try {
-            return Optional.ofNullable(server.getDivision(GROUP_ID).getInfo().getLeaderId())
+            return Optional.ofNullable(server.getDivision(groupId).getInfo().getLeaderId())
                     .map(RaftPeerId::toString);
         } catch (IOException e) {
             return Optional.empty();
@@ -241,7 +262,7 @@ public final class RatisMetadataLog implements MetadataLog {
         }
     }
 
-    static RaftGroup group(RatisLogConfig config) {
+    static RaftGroup group(RatisLogConfig config, RaftGroupId groupId) {
         List<RaftPeer> peers = new ArrayList<>();
         for (Voter voter : config.voters()) {
             peers.add(RaftPeer.newBuilder()
@@ -249,7 +270,14 @@ public final class RatisMetadataLog implements MetadataLog {
                     .setAddress(voter.address())
                     .build());
         }
-        return RaftGroup.valueOf(GROUP_ID, peers);
+        for (Voter listener : config.listeners()) {
+            peers.add(RaftPeer.newBuilder()
+                    .setId(listener.id())
+                    .setAddress(listener.address())
+                    .setStartupRole(RaftPeerRole.LISTENER)
+                    .build());
+        }
+        return RaftGroup.valueOf(groupId, peers);
     }
 
     /**

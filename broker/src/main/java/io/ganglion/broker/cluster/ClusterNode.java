@@ -1,0 +1,165 @@
+package io.ganglion.broker.cluster;
+
+import io.ganglion.broker.peer.PeerHandler;
+import io.ganglion.broker.peer.PeerLink;
+import io.ganglion.broker.peer.PeerLinkConfig;
+import io.ganglion.broker.peer.PeerMessage;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.RuntimeSettings;
+import io.ganglion.metadata.MetadataLog;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This broker's part in the cluster: the peer link to every other broker of the seed list, the heartbeats it sends, and
+ * the {@link Controller}, which acts only while this broker leads the metadata log.
+ *
+ * <p>Every broker heartbeats every other broker, not only the controller: with three to five voters this costs little,
+ * and a broker that becomes controller has already heard from everyone. Its own heartbeats go to its controller
+ * directly. The draining flag it reports is the operator's request in the metadata image ({@code ctl node drain}).
+ */
+public final class ClusterNode implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
+
+    private final NodeId self;
+    private final Incarnation incarnation;
+    private final MetadataLog log;
+    private final Clock clock;
+    private final Controller controller;
+    private final PeerLink link;
+    private final ScheduledExecutorService heartbeats;
+
+    private ClusterNode(
+            NodeId self,
+            Incarnation incarnation,
+            MetadataLog log,
+            Clock clock,
+            Controller controller,
+            PeerLink link,
+            ScheduledExecutorService heartbeats) {
+        this.self = self;
+        this.incarnation = incarnation;
+        this.log = log;
+        this.clock = clock;
+        this.controller = controller;
+        this.link = link;
+        this.heartbeats = heartbeats;
+    }
+
+    /**
+     * Starts the peer link on this broker's peer port, connects to every other seed and begins heartbeating.
+     *
+     * @throws IOException if the peer port cannot be bound
+     */
+    public static ClusterNode start(
+            String clusterName, Seed selfSeed, List<Seed> seeds, Incarnation incarnation, MetadataLog log, Clock clock)
+            throws IOException {
+        NodeId self = new NodeId(selfSeed.id());
+        Controller controller = new Controller(
+                self,
+                log,
+                clock,
+                request ->
+                        LOG.debug("event=recovery_request_unsent request={} reason=replication_not_running", request));
+        PeerHandler handler = new PeerHandler() {
+            @Override
+            public void onConnected(NodeId peer, Incarnation peerIncarnation) {
+                LOG.info("event=peer_connected peer={} incarnation={}", peer, peerIncarnation);
+            }
+
+            @Override
+            public void onMessage(NodeId from, PeerMessage message) {
+                if (message instanceof PeerMessage.Heartbeat heartbeat) {
+                    controller.heartbeat(heartbeat.node(), heartbeat.incarnation(), heartbeat.draining());
+                }
+            }
+
+            @Override
+            public void onDisconnected(NodeId peer) {
+                LOG.info("event=peer_disconnected peer={}", peer);
+                controller.connectionClosed(peer);
+            }
+        };
+        PeerLink link;
+        try {
+            link = PeerLink.start(
+                    PeerLinkConfig.defaults(clusterName, self, incarnation)
+                            .withListener(selfSeed.host(), selfSeed.peerPort()),
+                    handler);
+        } catch (IOException | RuntimeException e) {
+            controller.close();
+            throw e;
+        }
+        for (Seed seed : seeds) {
+            if (!seed.id().equals(selfSeed.id())) {
+                link.connect(new NodeId(seed.id()), new InetSocketAddress(seed.host(), seed.peerPort()));
+            }
+        }
+        ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "ganglion-heartbeat");
+            thread.setDaemon(true);
+            return thread;
+        });
+        ClusterNode node = new ClusterNode(self, incarnation, log, clock, controller, link, heartbeats);
+        node.scheduleHeartbeat();
+        return node;
+    }
+
+    private void scheduleHeartbeat() {
+        long interval = log.image().coordination().settings().value(RuntimeSettings.HEARTBEAT_MS);
+        heartbeats.schedule(
+                () -> {
+                    try {
+                        heartbeat();
+                    } catch (RuntimeException e) {
+                        LOG.error("event=heartbeat_failed node={}", self, e);
+                    } finally {
+                        if (!heartbeats.isShutdown()) {
+                            scheduleHeartbeat();
+                        }
+                    }
+                },
+                interval,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private void heartbeat() {
+        boolean draining = log.image().drainRequested().contains(self.value());
+        PeerMessage.Heartbeat beat = new PeerMessage.Heartbeat(self, incarnation, draining, clock.millis());
+        controller.heartbeat(self, incarnation, draining);
+        for (NodeId peer : link.connectedPeers()) {
+            link.send(peer, beat);
+        }
+    }
+
+    public NodeId self() {
+        return self;
+    }
+
+    public Incarnation incarnation() {
+        return incarnation;
+    }
+
+    public Controller controller() {
+        return controller;
+    }
+
+    public PeerLink link() {
+        return link;
+    }
+
+    @Override
+    public void close() {
+        heartbeats.shutdownNow();
+        controller.close();
+        link.close();
+    }
+}

@@ -1,0 +1,234 @@
+package io.ganglion.broker.cluster;
+
+import io.ganglion.coordination.ControllerTick;
+import io.ganglion.coordination.CoordinationCommand;
+import io.ganglion.coordination.CoordinationImage;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LiveSet;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RecoveryBackoff;
+import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.coordination.RuntimeSettings;
+import io.ganglion.coordination.Setting;
+import io.ganglion.coordination.TickResult;
+import io.ganglion.metadata.MetadataCommand;
+import io.ganglion.metadata.MetadataLog;
+import java.time.Clock;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller runtime: on the broker that leads the metadata log, it runs the coordination module's {@link
+ * ControllerTick} every {@code controller.tick_ms} and proposes its commands.
+ *
+ * <p>Implementation notes. Every field is owned by the single controller thread; heartbeats, connection events and
+ * leadership changes arrive from other threads and are handed to it. The observed {@link LiveSet} starts from the
+ * committed one when leadership begins; heartbeats (from every broker, this one included) make a node live with its
+ * incarnation and draining flag; a closed connection with no heartbeat within {@code liveness.eager_failover_ms} takes
+ * it down (eager failover); expiry takes down a node silent for {@code liveness.expiry_ms}, but only once this
+ * controller has led for one expiry period. Runtime settings are read from the image at every tick.
+ *
+ * <p>One tick's commands are proposed in order, and the next tick proposes nothing until they are committed, so a slow
+ * log is not flooded with the same command. A command from a controller that lost its leadership is harmless: the
+ * state machine rejects what no longer fits.
+ */
+public final class Controller implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
+
+    private final NodeId self;
+    private final MetadataLog log;
+    private final Clock clock;
+    private final Consumer<RecoveryRequest> requests;
+    private final ScheduledExecutorService thread;
+    private final Map<NodeId, Long> closedAtMs = new HashMap<>();
+
+    // controller thread only
+    private boolean active;
+    private long leaderSinceMs;
+    private LiveSet observed = LiveSet.empty();
+    private RecoveryBackoff backoff = RecoveryBackoff.none();
+    private SortedMap<ObjectId, List<NodeId>> held = new TreeMap<>();
+    private CompletableFuture<Void> inFlight = CompletableFuture.completedFuture(null);
+    private ScheduledFuture<?> nextTick;
+    private volatile Snapshot snapshot = new Snapshot(false, new TreeMap<>(), 0);
+
+    /** What the status page shows: whether this broker runs the controller, the held objects, ticks run. */
+    public record Snapshot(boolean active, SortedMap<ObjectId, List<NodeId>> held, long ticks) {}
+
+    private long ticks;
+
+    /**
+     * @param requests where seal, install and catch-up requests go (the replication layer); called on the controller
+     *     thread
+     */
+    public Controller(NodeId self, MetadataLog log, Clock clock, Consumer<RecoveryRequest> requests) {
+        this.self = self;
+        this.log = log;
+        this.clock = clock;
+        this.requests = requests;
+        this.thread = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread t = new Thread(runnable, "ganglion-controller");
+            t.setDaemon(true);
+            return t;
+        });
+        log.onLeaderChange(leader -> thread.execute(() -> leadershipChanged(leader)));
+    }
+
+    /** A heartbeat from {@code node}. Any thread. */
+    public void heartbeat(NodeId node, Incarnation incarnation, boolean draining) {
+        thread.execute(() -> {
+            if (active) {
+                observed = observed.heartbeat(node, incarnation, draining, clock.millis());
+            }
+            closedAtMs.remove(node);
+        });
+    }
+
+    /** The peer connection to {@code node} closed. Any thread. */
+    public void connectionClosed(NodeId node) {
+        thread.execute(() -> {
+            if (!active) {
+                return;
+            }
+            long closedAt = clock.millis();
+            closedAtMs.put(node, closedAt);
+            thread.schedule(
+                    () -> {
+                        Long still = closedAtMs.get(node);
+                        if (active && still != null && still == closedAt) {
+                            closedAtMs.remove(node);
+                            LiveSet next = observed.eagerFailover(node);
+                            if (next != observed) {
+                                LOG.info("event=eager_failover node={}", node);
+                            }
+                            observed = next;
+                        }
+                    },
+                    setting(RuntimeSettings.EAGER_FAILOVER_MS),
+                    TimeUnit.MILLISECONDS);
+        });
+    }
+
+    /** Whether this broker runs the controller now, and what its last tick held. Any thread (a volatile read). */
+    public Snapshot snapshot() {
+        return snapshot;
+    }
+
+    private void leadershipChanged(boolean leader) {
+        if (leader == active) {
+            return;
+        }
+        active = leader;
+        if (leader) {
+            leaderSinceMs = clock.millis();
+            observed = log.image().coordination().liveSet();
+            backoff = RecoveryBackoff.none();
+            LOG.info(
+                    "event=controller_started node={} index={}",
+                    self,
+                    log.image().appliedIndex());
+            scheduleTick();
+        } else {
+            if (nextTick != null) {
+                nextTick.cancel(false);
+            }
+            held = new TreeMap<>();
+            LOG.info("event=controller_stopped node={}", self);
+        }
+        snapshot = new Snapshot(active, held, ticks);
+    }
+
+    private void scheduleTick() {
+        nextTick = thread.schedule(this::tick, setting(RuntimeSettings.TICK_MS), TimeUnit.MILLISECONDS);
+    }
+
+    private long setting(Setting setting) {
+        return log.image().coordination().settings().value(setting);
+    }
+
+    private void tick() {
+        if (!active) {
+            return;
+        }
+        try {
+            long now = clock.millis();
+            CoordinationImage image = log.image().coordination();
+            LiveSet expired = observed.expire(now, setting(RuntimeSettings.EXPIRY_MS), leaderSinceMs);
+            if (expired != observed) {
+                expired.changesSince(observed)
+                        .forEach(state -> LOG.info("event=liveness_expired node={}", state.node()));
+            }
+            observed = expired;
+            TickResult result = ControllerTick.run(image, observed, backoff, now);
+            backoff = result.backoff();
+            if (!result.held().keySet().equals(held.keySet())) {
+                result.held().forEach((object, lost) -> {
+                    if (!held.containsKey(object)) {
+                        LOG.info("event=hold_begun object={} lost={}", object, lost);
+                    }
+                });
+            }
+            held = result.held();
+            ticks++;
+            if (inFlight.isDone() && !result.commands().isEmpty()) {
+                inFlight = proposeInOrder(result.commands());
+            }
+            result.requests().forEach(requests);
+            snapshot = new Snapshot(true, held, ticks);
+        } catch (RuntimeException e) {
+            LOG.error("event=controller_tick_failed node={}", self, e);
+        } finally {
+            if (active) {
+                scheduleTick();
+            }
+        }
+    }
+
+    private CompletableFuture<Void> proposeInOrder(List<CoordinationCommand> commands) {
+        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
+        for (CoordinationCommand command : commands) {
+            chain = chain.thenCompose(ignored -> log.propose(new MetadataCommand.Coordination(command))
+                    .handle((applied, failure) -> {
+                        if (failure != null) {
+                            LOG.warn(
+                                    "event=controller_propose_failed command={} reason={}",
+                                    command,
+                                    failure.toString());
+                        } else if (!applied.accepted()) {
+                            LOG.debug(
+                                    "event=controller_command_rejected command={} reason={}",
+                                    command,
+                                    applied.rejection());
+                        } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
+                            live.changes()
+                                    .forEach(state -> LOG.info(
+                                            "event=live_set_committed node={} live={} incarnation={} draining={} reason={}",
+                                            state.node(),
+                                            state.live(),
+                                            state.incarnation(),
+                                            state.draining(),
+                                            state.reason().map(Object::toString).orElse("-")));
+                        }
+                        return null;
+                    }));
+        }
+        return chain;
+    }
+
+    @Override
+    public void close() {
+        thread.shutdownNow();
+    }
+}

@@ -1,0 +1,264 @@
+package io.ganglion.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three broker processes on loopback forming one cluster: the metadata log on Ratis, liveness through the peer link,
+ * the controller on the Ratis leader. Brokers are killed with SIGKILL.
+ */
+class ClusterIT {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newHttpClient();
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    @TempDir
+    Path dir;
+
+    private List<BrokerChild> brokers = new ArrayList<>();
+
+    @BeforeEach
+    void startCluster() throws Exception {
+        brokers = BrokerChild.cluster(dir, 3, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
+        for (BrokerChild broker : brokers) {
+            broker.launch();
+        }
+        for (BrokerChild broker : brokers) {
+            broker.awaitListening();
+        }
+        for (BrokerChild broker : brokers) {
+            await(
+                    broker,
+                    "/api/nodes",
+                    nodes -> liveCount(nodes) == 3 && !nodes.path("controller").isNull());
+        }
+    }
+
+    @AfterEach
+    void stopCluster() throws Exception {
+        for (BrokerChild broker : brokers) {
+            broker.close();
+        }
+    }
+
+    @Test
+    void shouldKeepMetadataAndElectAnotherControllerWhenTheControllerIsKilled() throws Exception {
+        BrokerChild first = brokers.get(0);
+        try (Connection connection = connect(first)) {
+            Channel channel = connection.createChannel();
+            channel.exchangeDeclare("orders", "topic", true);
+            channel.queueDeclare("eu-orders", true, false, false, null);
+            channel.queueBind("eu-orders", "orders", "eu.#");
+        }
+        ctl(brokers.get(1), 0, "settings", "set", "replication.follower_loss_hold_ms", "4321");
+        for (BrokerChild broker : brokers) {
+            await(
+                    broker,
+                    "/api/settings/replication.follower_loss_hold_ms",
+                    s -> s.path("value").asLong() == 4321);
+        }
+
+        String controller = get(first, "/api/nodes").path("controller").asText();
+        BrokerChild killed = byId(controller);
+        long incarnation =
+                node(get(first, "/api/nodes"), controller).path("incarnation").asLong();
+        killed.kill();
+        List<BrokerChild> survivors = brokers.stream().filter(b -> b != killed).toList();
+        for (BrokerChild broker : survivors) {
+            JsonNode nodes = await(
+                    broker,
+                    "/api/nodes",
+                    n -> !n.path("controller").asText(controller).equals(controller)
+                            && node(n, controller).path("status").asText().equals("down"));
+            assertThat(nodes.path("controller").asText())
+                    .isIn(survivors.stream().map(BrokerChild::nodeId).toList());
+        }
+        for (BrokerChild broker : survivors) {
+            try (Connection connection = connect(broker)) {
+                Channel channel = connection.createChannel();
+                channel.exchangeDeclarePassive("orders");
+                assertThat(channel.queueDeclarePassive("eu-orders").getQueue()).isEqualTo("eu-orders");
+            }
+            assertThat(get(broker, "/api/settings/replication.follower_loss_hold_ms")
+                            .path("value")
+                            .asLong())
+                    .isEqualTo(4321);
+        }
+        // the new controller commits: a declaration through a survivor is seen by the other survivor
+        try (Connection connection = connect(survivors.get(0))) {
+            connection.createChannel().queueDeclare("after-failover", true, false, false, null);
+        }
+        try (Connection connection = connect(survivors.get(1))) {
+            assertThat(connection
+                            .createChannel()
+                            .queueDeclarePassive("after-failover")
+                            .getQueue())
+                    .isEqualTo("after-failover");
+        }
+
+        killed.launch().awaitListening();
+        for (BrokerChild broker : brokers) {
+            await(
+                    broker,
+                    "/api/nodes",
+                    n -> node(n, controller).path("status").asText().equals("live")
+                            && node(n, controller).path("incarnation").asLong() == incarnation + 1);
+        }
+        try (Connection connection = connect(killed)) {
+            assertThat(connection
+                            .createChannel()
+                            .queueDeclarePassive("after-failover")
+                            .getQueue())
+                    .isEqualTo("after-failover");
+        }
+    }
+
+    @Test
+    void shouldMarkADrainingNodeAndRefuseBadSettings() throws Exception {
+        assertThat(ctl(brokers.get(0), 0, "node", "drain", "ganglion-3")).contains("ganglion-3 draining");
+        for (BrokerChild broker : brokers) {
+            await(
+                    broker,
+                    "/api/nodes",
+                    n -> node(n, "ganglion-3").path("draining").asBoolean());
+        }
+        assertThat(ctl(brokers.get(2), 0, "nodes")).contains("ganglion-3\tlive").contains("\tyes\t");
+        ctl(brokers.get(1), 0, "node", "undrain", "ganglion-3");
+        for (BrokerChild broker : brokers) {
+            await(
+                    broker,
+                    "/api/nodes",
+                    n -> !node(n, "ganglion-3").path("draining").asBoolean());
+        }
+        ctl(brokers.get(0), 1, "node", "drain", "no-such-node");
+
+        String unknown = ctlErr(brokers.get(0), 1, "settings", "set", "no.such.setting", "5");
+        assertThat(unknown).contains("unknown setting 'no.such.setting'");
+        String invalid = ctlErr(brokers.get(0), 1, "settings", "set", "liveness.expiry_ms", "-5");
+        assertThat(invalid).contains("liveness.expiry_ms");
+        assertThat(ctl(brokers.get(0), 0, "settings", "list")).contains("replication.follower_loss_hold_ms = 300000");
+        assertThat(ctl(brokers.get(2), 0, "status"))
+                .contains("controller: ganglion-")
+                .contains("ganglion-1\tlive\t1\t");
+    }
+
+    // ------------------------------------------------------------------------------------------------------ helpers
+
+    private BrokerChild byId(String id) {
+        return brokers.stream().filter(b -> b.nodeId().equals(id)).findFirst().orElseThrow();
+    }
+
+    private static Connection connect(BrokerChild broker) throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setPort(broker.amqpPort);
+        return factory.newConnection();
+    }
+
+    private static long liveCount(JsonNode nodes) {
+        long live = 0;
+        for (JsonNode node : nodes.path("nodes")) {
+            if (node.path("status").asText().equals("live")) {
+                live++;
+            }
+        }
+        return live;
+    }
+
+    private static JsonNode node(JsonNode nodes, String id) {
+        for (JsonNode node : nodes.path("nodes")) {
+            if (node.path("node").asText().equals(id)) {
+                return node;
+            }
+        }
+        return JSON.createObjectNode();
+    }
+
+    static JsonNode get(BrokerChild broker, String path) throws IOException, InterruptedException {
+        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.httpPort + path))
+                .timeout(Duration.ofSeconds(5))
+                .header(
+                        "Authorization",
+                        "Basic " + Base64.getEncoder().encodeToString("guest:guest".getBytes(StandardCharsets.UTF_8)))
+                .build();
+        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
+        return JSON.readTree(response.body());
+    }
+
+    /** Polls {@code path} on {@code broker} until {@code condition} holds; fails with the last answer after 30 s. */
+    static JsonNode await(BrokerChild broker, String path, Predicate<JsonNode> condition) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        JsonNode last = null;
+        Optional<Exception> lastFailure = Optional.empty();
+        while (System.nanoTime() < deadline) {
+            try {
+                last = get(broker, path);
+                if (condition.test(last)) {
+                    return last;
+                }
+            } catch (IOException e) {
+                lastFailure = Optional.of(e);
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError(
+                "condition on " + broker.nodeId() + " " + path + " not met within " + WAIT + "; last answer " + last
+                        + lastFailure.map(e -> ", last failure " + e).orElse(""));
+    }
+
+    private static String ctl(BrokerChild broker, int expectedStatus, String... args) {
+        return capture(broker, expectedStatus, false, args);
+    }
+
+    private static String ctlErr(BrokerChild broker, int expectedStatus, String... args) {
+        return capture(broker, expectedStatus, true, args);
+    }
+
+    private static synchronized String capture(BrokerChild broker, int expectedStatus, boolean err, String... args) {
+        PrintStream saved = err ? System.err : System.out;
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8);
+        try {
+            if (err) {
+                System.setErr(capture);
+            } else {
+                System.setOut(capture);
+            }
+            List<String> full = new ArrayList<>(List.of("ctl", "--http-port", Integer.toString(broker.httpPort)));
+            full.addAll(List.of(args));
+            assertThat(Main.run(full.toArray(String[]::new)))
+                    .as("ctl %s", List.of(args))
+                    .isEqualTo(expectedStatus);
+            return bytes.toString(StandardCharsets.UTF_8);
+        } finally {
+            if (err) {
+                System.setErr(saved);
+            } else {
+                System.setOut(saved);
+            }
+        }
+    }
+}
