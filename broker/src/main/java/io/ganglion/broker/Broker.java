@@ -70,19 +70,37 @@ public final class Broker implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         Storage storage = Storage.open(config.dataDir().resolve("storage"), StorageConfig.defaults(clock::millis));
         Incarnation incarnation = IncarnationFile.next(config.dataDir());
+        ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
+        List<Shard> shards = new ArrayList<>();
+        for (int i = 0; i < Math.max(1, Runtime.getRuntime().availableProcessors()); i++) {
+            shards.add(new Shard(i));
+        }
         MetadataLog metadata;
         ClusterNode cluster = null;
+        LocalBackend backend;
         if (config.clustered()) {
             metadata = RatisMetadataLog.start(ratisConfig(config), config.clusterName());
             try {
+                backend = new LocalBackend(info, metadata, storage, shards, config.nodeId());
+                RemoteQueues remote = backend.remote().orElseThrow();
                 cluster = ClusterNode.start(
-                        config.clusterName(), config.self(), config.seeds(), incarnation, metadata, clock);
+                        config.clusterName(),
+                        config.self(),
+                        config.seeds(),
+                        incarnation,
+                        metadata,
+                        clock,
+                        remote::onMessage,
+                        remote::onDisconnected);
+                remote.attach(cluster.link());
                 awaitBootstrap(metadata, config);
+                dropTransientHomedHere(metadata, config.nodeId());
             } catch (IOException | RuntimeException e) {
                 if (cluster != null) {
                     cluster.close();
                 }
                 metadata.close();
+                shards.forEach(Shard::close);
                 storage.close();
                 throw e;
             }
@@ -90,13 +108,8 @@ public final class Broker implements AutoCloseable {
             metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
             bootstrap(metadata, config);
             dropTransient(metadata);
+            backend = new LocalBackend(info, metadata, storage, shards);
         }
-        List<Shard> shards = new ArrayList<>();
-        for (int i = 0; i < Math.max(1, Runtime.getRuntime().availableProcessors()); i++) {
-            shards.add(new Shard(i));
-        }
-        ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
-        LocalBackend backend = new LocalBackend(info, metadata, storage, shards);
         AutoCloseable amqp = AmqpListener.start(config, backend);
         AdminHttp http = AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation);
         LOG.info(
@@ -159,6 +172,21 @@ public final class Broker implements AutoCloseable {
                     "event=bootstrapped vhosts={} users={}",
                     after.vhosts().keySet(),
                     after.users().keySet());
+        }
+    }
+
+    /**
+     * In a cluster, a restarted broker drops the non-durable and exclusive queues it was home to (their connections
+     * are gone); exchanges stay, as other brokers may use them.
+     */
+    private static void dropTransientHomedHere(MetadataLog metadata, String self) {
+        for (Vhost vhost : metadata.image().vhosts().values()) {
+            for (QueueDef queue : vhost.queues().values()) {
+                if (queue.home().equals(self) && (!queue.durable() || queue.exclusive())) {
+                    metadata.propose(new MetadataCommand.DeleteQueue(vhost.name(), queue.name()))
+                            .join();
+                }
+            }
         }
     }
 

@@ -12,6 +12,7 @@ import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.amqp.server.Settlement;
+import io.ganglion.coordination.NodeId;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
@@ -76,12 +77,22 @@ final class LocalBackend implements BrokerBackend {
     private final Storage storage;
     private final List<Shard> shards;
     private final Map<Long, QueueReplica> replicas = new ConcurrentHashMap<>();
+    /** This broker's node id in a cluster, empty on a single broker. */
+    private final String self;
+    /** Queues homed on other brokers; null on a single broker. */
+    private final RemoteQueues remote;
 
     LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards) {
+        this(info, metadata, storage, shards, "");
+    }
+
+    LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards, String self) {
         this.info = info;
         this.metadata = metadata;
         this.storage = storage;
         this.shards = List.copyOf(shards);
+        this.self = self;
+        this.remote = self.isEmpty() ? null : new RemoteQueues(new NodeId(self), replicas::get);
         metadata.subscribe(this::reconcile);
         reconcile(metadata.image());
     }
@@ -91,6 +102,9 @@ final class LocalBackend implements BrokerBackend {
         Map<Long, String> vhostOf = new HashMap<>();
         for (Vhost vhost : image.vhosts().values()) {
             for (QueueDef queue : vhost.queues().values()) {
+                if (!isHome(queue)) {
+                    continue;
+                }
                 wanted.put(queue.objectId(), queue);
                 vhostOf.put(queue.objectId(), vhost.name());
             }
@@ -117,6 +131,15 @@ final class LocalBackend implements BrokerBackend {
                 replica.shard.execute(replica::close);
             }
         }
+    }
+
+    /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */
+    Optional<RemoteQueues> remote() {
+        return Optional.ofNullable(remote);
+    }
+
+    private boolean isHome(QueueDef queue) {
+        return queue.home().isEmpty() || queue.home().equals(self);
     }
 
     @Override
@@ -218,6 +241,13 @@ final class LocalBackend implements BrokerBackend {
         String name = queue.isEmpty() ? serverName() : queue;
         Map<String, Object> args = FieldTables.toPlain(arguments);
         QueueType type = queueType(args, name, vhost);
+        if (type == QueueType.QUORUM && remote != null && current.queue(name).isEmpty()) {
+            return failed(
+                    ReplyCode.NOT_IMPLEMENTED,
+                    "replicated queues (x-queue-type quorum) are not available in a cluster yet: the replication"
+                            + " layer is not wired; declare a classic queue, which lives on the broker it is declared"
+                            + " through and is reachable from every broker");
+        }
         if (type == QueueType.QUORUM && (!durable || exclusive || autoDelete)) {
             return failed(
                     ReplyCode.PRECONDITION_FAILED,
@@ -231,7 +261,8 @@ final class LocalBackend implements BrokerBackend {
             }
         });
         long objectId = existingObjectId(current, name).orElseGet(LocalBackend::newObjectId);
-        QueueDef def = new QueueDef(name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared);
+        QueueDef def = new QueueDef(
+                name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared, self);
         return propose(new MetadataCommand.DeclareQueue(vhost, def)).thenCompose(image -> {
             QueueDef declared = image.vhost(vhost).flatMap(v -> v.queue(name)).orElseThrow();
             return counts(declared);
@@ -255,6 +286,10 @@ final class LocalBackend implements BrokerBackend {
     }
 
     private CompletionStage<QueueDeclared> counts(QueueDef def) {
+        if (!isHome(def)) {
+            return remote.call(home(def), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
+                    .thenApply(reply -> new QueueDeclared(def.name(), reply.count(), (int) reply.consumers()));
+        }
         QueueReplica replica = replicas.get(def.objectId());
         if (replica == null) {
             return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0));
@@ -292,6 +327,11 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId) {
+        QueueDef def = queueDef(vhost, queue, connectionId);
+        if (!isHome(def)) {
+            return remote.call(home(def), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
+                    .thenApply(reply -> reply.count());
+        }
         QueueReplica replica = replica(vhost, queue, connectionId);
         return CompletableFuture.supplyAsync(replica::purge, replica.shard);
     }
@@ -302,6 +342,13 @@ final class LocalBackend implements BrokerBackend {
         Vhost current = vhost(vhost);
         if (current.queue(queue).isEmpty()) {
             return CompletableFuture.completedFuture(0L); // RabbitMQ: deleting a missing queue succeeds
+        }
+        QueueDef def = queueDef(vhost, queue, connectionId);
+        if (!isHome(def)) {
+            int flags = (ifUnused ? RemoteQueues.FLAG_IF_UNUSED : 0) | (ifEmpty ? RemoteQueues.FLAG_IF_EMPTY : 0);
+            return remote.call(home(def), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
+                    .thenCompose(reply -> propose(new MetadataCommand.DeleteQueue(vhost, queue))
+                            .thenApply(image -> reply.count()));
         }
         QueueReplica replica = replica(vhost, queue, connectionId);
         return CompletableFuture.supplyAsync(
@@ -354,6 +401,10 @@ final class LocalBackend implements BrokerBackend {
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             QueueDef def = current.queue(queue).orElseThrow();
+            if (!isHome(def)) {
+                durable.add(remote.publish(home(def), def.objectId(), def.name(), payload.duplicate()));
+                continue;
+            }
             QueueReplica replica = replicas.get(def.objectId());
             if (replica == null) {
                 continue;
@@ -381,6 +432,10 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             DeliverySink sink,
             String connectionId) {
+        QueueDef def = queueDef(vhost, queue, connectionId);
+        if (!isHome(def)) {
+            return remote.consume(home(def), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
+        }
         QueueReplica replica = replica(vhost, queue, connectionId);
         ConsumerKey key = new ConsumerKey(channelId, consumerTag);
         return CompletableFuture.supplyAsync(
@@ -393,18 +448,30 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public void cancel(QueueHandle queue, long channelId, String consumerTag) {
+        if (queue instanceof RemoteQueues.RemoteHandle handle) {
+            remote.cancel(handle, consumerTag);
+            return;
+        }
         QueueReplica replica = (QueueReplica) queue;
         replica.shard.execute(() -> replica.cancel(new ConsumerKey(channelId, consumerTag)));
     }
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
+        QueueDef def = queueDef(vhost, queue, connectionId);
+        if (!isHome(def)) {
+            return remote.get(home(def), def.objectId(), queue, noAck);
+        }
         QueueReplica replica = replica(vhost, queue, connectionId);
         return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard);
     }
 
     @Override
     public void settle(QueueHandle queue, long[] offsets, Settlement settlement) {
+        if (queue instanceof RemoteQueues.RemoteHandle handle) {
+            remote.settle(handle, offsets, settlement);
+            return;
+        }
         QueueReplica replica = (QueueReplica) queue;
         replica.shard.execute(() -> replica.settle(offsets, settlement));
     }
@@ -423,11 +490,20 @@ final class LocalBackend implements BrokerBackend {
 
     // ------------------------------------------------------------------------------------------------------ helpers
 
-    private QueueReplica replica(String vhost, String queue, String connectionId) {
+    private QueueDef queueDef(String vhost, String queue, String connectionId) {
         QueueDef def = vhost(vhost)
                 .queue(queue)
                 .orElseThrow(() -> failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'"));
         checkExclusive(def, vhost, connectionId);
+        return def;
+    }
+
+    private static NodeId home(QueueDef def) {
+        return new NodeId(def.home());
+    }
+
+    private QueueReplica replica(String vhost, String queue, String connectionId) {
+        QueueDef def = queueDef(vhost, queue, connectionId);
         QueueReplica replica = replicas.get(def.objectId());
         if (replica == null) {
             throw failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'");

@@ -166,7 +166,109 @@ class ClusterIT {
                 .contains("ganglion-1\tlive\t1\t");
     }
 
+    @Test
+    void shouldServeAQueueThroughEveryBroker() throws Exception {
+        try (Connection first = connect(brokers.get(0));
+                Connection second = connect(brokers.get(1));
+                Connection third = connect(brokers.get(2))) {
+            Channel declaring = first.createChannel();
+            declaring.exchangeDeclare("events", "direct", true);
+            declaring.queueDeclare("audit", true, false, false, null);
+            declaring.queueBind("audit", "events", "audit");
+            // bindings commit on every broker's image; wait until the third routes like the first
+            await(brokers.get(2), "/api/queues", queues -> queues.toString().contains("audit"));
+
+            Channel publisher = second.createChannel();
+            publisher.confirmSelect();
+            int messages = 500;
+            for (int i = 0; i < messages; i++) {
+                publisher.basicPublish(
+                        "events",
+                        "audit",
+                        new com.rabbitmq.client.AMQP.BasicProperties.Builder()
+                                .messageId("m" + i)
+                                .build(),
+                        ("message " + i).getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(publisher.waitForConfirms(30_000)).as("every publish confirmed").isTrue();
+            assertThat(third.createChannel().queueDeclarePassive("audit").getMessageCount())
+                    .isEqualTo(messages);
+
+            Channel getter = second.createChannel();
+            com.rabbitmq.client.GetResponse got = getter.basicGet("audit", false);
+            assertThat(got).isNotNull();
+            assertThat(new String(got.getBody(), StandardCharsets.UTF_8)).isEqualTo("message 0");
+            getter.basicReject(got.getEnvelope().getDeliveryTag(), true);
+
+            Channel consuming = third.createChannel();
+            consuming.basicQos(50);
+            java.util.Set<String> received = java.util.concurrent.ConcurrentHashMap.newKeySet();
+            java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(1);
+            consuming.basicConsume("audit", false, (tag, delivery) -> {
+                received.add(delivery.getProperties().getMessageId());
+                consuming.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
+                if (received.size() == messages) {
+                    all.countDown();
+                }
+            }, tag -> {});
+            assertThat(all.await(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("received %s of %s", received.size(), messages)
+                    .isTrue();
+            awaitCondition(() -> first.createChannel().queueDeclarePassive("audit").getMessageCount() == 0);
+
+            Channel purging = second.createChannel();
+            purging.confirmSelect();
+            purging.basicPublish("events", "audit", null, "left over".getBytes(StandardCharsets.UTF_8));
+            purging.waitForConfirmsOrDie(10_000);
+            assertThat(purging.queuePurge("audit").getMessageCount()).isEqualTo(1);
+            assertThat(second.createChannel().queueDelete("audit").getMessageCount()).isZero();
+            await(brokers.get(0), "/api/queues", queues -> !queues.toString().contains("audit"));
+        }
+    }
+
+    @Test
+    void shouldNackPublishesAndCancelConsumersWhenTheHomeIsKilled() throws Exception {
+        BrokerChild home = brokers.get(0);
+        BrokerChild other = brokers.get(1);
+        try (Connection declaring = connect(home)) {
+            declaring.createChannel().queueDeclare("far", true, false, false, null);
+        }
+        await(other, "/api/queues", queues -> queues.toString().contains("far"));
+        try (Connection connection = connect(other)) {
+            Channel consumer = connection.createChannel();
+            java.util.concurrent.CountDownLatch cancelled = new java.util.concurrent.CountDownLatch(1);
+            consumer.basicConsume("far", true, new com.rabbitmq.client.DefaultConsumer(consumer) {
+                @Override
+                public void handleCancel(String consumerTag) {
+                    cancelled.countDown();
+                }
+            });
+            home.kill();
+            assertThat(cancelled.await(10, java.util.concurrent.TimeUnit.SECONDS))
+                    .as("the consumer on a surviving broker is cancelled")
+                    .isTrue();
+            Channel publisher = connection.createChannel();
+            publisher.confirmSelect();
+            publisher.basicPublish("", "far", null, "into the void".getBytes(StandardCharsets.UTF_8));
+            assertThat(publisher.waitForConfirms(10_000)).as("nacked, not confirmed").isFalse();
+        }
+    }
+
     // ------------------------------------------------------------------------------------------------------ helpers
+
+    interface Check {
+        boolean holds() throws Exception;
+    }
+
+    static void awaitCondition(Check check) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!check.holds()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("condition not met within " + WAIT);
+            }
+            Thread.sleep(50);
+        }
+    }
 
     private BrokerChild byId(String id) {
         return brokers.stream().filter(b -> b.nodeId().equals(id)).findFirst().orElseThrow();

@@ -194,6 +194,7 @@ public final class MetadataCodec {
                 out.writeUTF(q.exclusiveOwner());
                 out.writeBoolean(q.autoDelete());
                 writeTable(out, q.arguments());
+                out.writeUTF(q.home());
             }
             case DeleteQueue c -> {
                 out.writeByte(DELETE_QUEUE);
@@ -271,7 +272,14 @@ public final class MetadataCodec {
                 yield new DeclareQueue(
                         vhost,
                         new QueueDef(
-                                name, objectId, type, in.readBoolean(), in.readUTF(), in.readBoolean(), readTable(in)));
+                                name,
+                                objectId,
+                                type,
+                                in.readBoolean(),
+                                in.readUTF(),
+                                in.readBoolean(),
+                                readTable(in),
+                                in.readUTF()));
             }
             case DELETE_QUEUE -> new DeleteQueue(in.readUTF(), in.readUTF());
             case BIND -> new Bind(in.readUTF(), readBinding(in));

@@ -11,6 +11,8 @@ import java.util.Objects;
  *     after a delete gets a new one, so it never sees the old log
  * @param exclusiveOwner the connection that owns an exclusive queue, empty for a shared one
  * @param arguments the declare arguments as plain values, kept to check that a redeclare is equivalent
+ * @param home in a cluster, the broker that hosts the queue's messages (the one it was declared through); the others
+ *     forward to it. Empty on a single broker.
  */
 public record QueueDef(
         String name,
@@ -19,9 +21,23 @@ public record QueueDef(
         boolean durable,
         String exclusiveOwner,
         boolean autoDelete,
-        Map<String, Object> arguments) {
+        Map<String, Object> arguments,
+        String home) {
+
+    /** A queue of a single broker (no home). */
+    public QueueDef(
+            String name,
+            long objectId,
+            QueueType type,
+            boolean durable,
+            String exclusiveOwner,
+            boolean autoDelete,
+            Map<String, Object> arguments) {
+        this(name, objectId, type, durable, exclusiveOwner, autoDelete, arguments, "");
+    }
 
     public QueueDef {
+        Objects.requireNonNull(home, "home");
         Objects.requireNonNull(name, "name");
         if (objectId <= 0) {
             throw new IllegalArgumentException("object id must be positive: " + objectId);

@@ -216,7 +216,8 @@ class MetadataCodecTest {
                                 random.nextBoolean(),
                                 random.nextBoolean() ? "" : word(random),
                                 random.nextBoolean(),
-                                table(random, 2)));
+                                table(random, 2),
+                                random.nextBoolean() ? "" : word(random)));
             case 7 -> new DeleteQueue(vhost, word(random));
             case 8 -> new Bind(vhost, binding(random));
             case 9 -> new Unbind(vhost, binding(random));

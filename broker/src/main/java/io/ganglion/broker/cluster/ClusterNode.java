@@ -12,6 +12,8 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -55,12 +57,21 @@ public final class ClusterNode implements AutoCloseable {
     }
 
     /**
-     * Starts the peer link on this broker's peer port, connects to every other seed and begins heartbeating.
+     * Starts the peer link on this broker's peer port, connects to every other seed and begins heartbeating. Every
+     * message other than a heartbeat goes to {@code messages}, and every closed peer to {@code disconnected} too; both
+     * run on peer link threads and must not block.
      *
      * @throws IOException if the peer port cannot be bound
      */
     public static ClusterNode start(
-            String clusterName, Seed selfSeed, List<Seed> seeds, Incarnation incarnation, MetadataLog log, Clock clock)
+            String clusterName,
+            Seed selfSeed,
+            List<Seed> seeds,
+            Incarnation incarnation,
+            MetadataLog log,
+            Clock clock,
+            BiConsumer<NodeId, PeerMessage> messages,
+            Consumer<NodeId> disconnected)
             throws IOException {
         NodeId self = new NodeId(selfSeed.id());
         Controller controller = new Controller(
@@ -79,6 +90,8 @@ public final class ClusterNode implements AutoCloseable {
             public void onMessage(NodeId from, PeerMessage message) {
                 if (message instanceof PeerMessage.Heartbeat heartbeat) {
                     controller.heartbeat(heartbeat.node(), heartbeat.incarnation(), heartbeat.draining());
+                } else {
+                    messages.accept(from, message);
                 }
             }
 
@@ -86,6 +99,7 @@ public final class ClusterNode implements AutoCloseable {
             public void onDisconnected(NodeId peer) {
                 LOG.info("event=peer_disconnected peer={}", peer);
                 controller.connectionClosed(peer);
+                disconnected.accept(peer);
             }
         };
         PeerLink link;

@@ -96,29 +96,34 @@ public final class Controller implements AutoCloseable {
         });
     }
 
-    /** The peer connection to {@code node} closed. Any thread. */
+    /**
+     * The peer connection to {@code node} closed. Any thread. Recorded on every broker, controller or not: when the
+     * controller itself dies, its connections to the others close too, and the broker elected next must not wait for
+     * expiry to learn that the old controller is gone.
+     */
     public void connectionClosed(NodeId node) {
         thread.execute(() -> {
-            if (!active) {
-                return;
-            }
             long closedAt = clock.millis();
             closedAtMs.put(node, closedAt);
-            thread.schedule(
-                    () -> {
-                        Long still = closedAtMs.get(node);
-                        if (active && still != null && still == closedAt) {
-                            closedAtMs.remove(node);
-                            LiveSet next = observed.eagerFailover(node);
-                            if (next != observed) {
-                                LOG.info("event=eager_failover node={}", node);
-                            }
-                            observed = next;
-                        }
-                    },
-                    setting(RuntimeSettings.EAGER_FAILOVER_MS),
-                    TimeUnit.MILLISECONDS);
+            scheduleEagerFailover(node, closedAt, setting(RuntimeSettings.EAGER_FAILOVER_MS));
         });
+    }
+
+    private void scheduleEagerFailover(NodeId node, long closedAt, long delayMs) {
+        thread.schedule(
+                () -> {
+                    Long still = closedAtMs.get(node);
+                    if (active && still != null && still == closedAt) {
+                        closedAtMs.remove(node);
+                        LiveSet next = observed.eagerFailover(node);
+                        if (next != observed) {
+                            LOG.info("event=eager_failover node={}", node);
+                        }
+                        observed = next;
+                    }
+                },
+                Math.max(0, delayMs),
+                TimeUnit.MILLISECONDS);
     }
 
     /** Whether this broker runs the controller now, and what its last tick held. Any thread (a volatile read). */
@@ -139,7 +144,11 @@ public final class Controller implements AutoCloseable {
                     "event=controller_started node={} index={}",
                     self,
                     log.image().appliedIndex());
-            scheduleTick();
+            long eager = setting(RuntimeSettings.EAGER_FAILOVER_MS);
+            closedAtMs.forEach(
+                    (node, closedAt) -> scheduleEagerFailover(node, closedAt, closedAt + eager - leaderSinceMs));
+            // the first tick at once: a controller that just took over may have a dead predecessor to report
+            nextTick = thread.schedule(this::tick, 0, TimeUnit.MILLISECONDS);
         } else {
             if (nextTick != null) {
                 nextTick.cancel(false);

@@ -82,7 +82,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private final List<Consumer<MetadataImage>> subscribers = new CopyOnWriteArrayList<>();
 
     private volatile MetadataImage image = MetadataImage.empty();
-    private volatile ByteString ownClientId = ByteString.EMPTY;
+    private final java.util.Set<ByteString> ownClientIds = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     // guarded by this
     private long appliedIndex = RaftLog.INVALID_LOG_INDEX;
@@ -102,7 +102,7 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     /** Entries proposed by this client are kept for their proposer. Call before the server starts. */
     void ownClient(ClientId clientId) {
-        ownClientId = clientId.toByteString();
+        ownClientIds.add(clientId.toByteString());
     }
 
     MetadataImage image() {
@@ -174,7 +174,7 @@ final class MetadataStateMachine extends BaseStateMachine {
             LOG.error("event=metadata_entry_not_applied node={} index={} reason={}", nodeId, entry.getIndex(), e, e);
             reply = new ProposalReply.NotApplied(String.valueOf(e.getMessage()));
         }
-        publish(after, TermIndex.valueOf(entry), data.getClientId().equals(ownClientId));
+        publish(after, TermIndex.valueOf(entry), ownClientIds.contains(data.getClientId()));
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(ProposalReply.encode(reply))));
     }
 

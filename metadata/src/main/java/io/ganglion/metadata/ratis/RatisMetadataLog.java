@@ -97,6 +97,34 @@ public final class RatisMetadataLog implements MetadataLog {
         this.server = server;
         this.client = client;
         this.stateMachine = stateMachine;
+        // While this broker leads, its proposals go to its own server directly: the general client may still believe
+        // the old (dead) leader leads, and would find the new one only after failed attempts and redirects.
+        // A client keeps the leader it last learned of, so a new one is made at each leadership this broker gains.
+        this.localClient = newLocalClient();
+        stateMachine.onLeaderChange(leader -> {
+            if (leader) {
+                RaftClient previous = localClient;
+                localClient = newLocalClient();
+                // proposals may still be in flight on it; it has nothing to do once they end
+                CompletableFuture.delayedExecutor(30, TimeUnit.SECONDS).execute(() -> closeQuietly(previous));
+            }
+        });
+    }
+
+    private volatile RaftClient localClient;
+
+    private RaftClient newLocalClient() {
+        RaftClient local = client(config, group(config, groupId), RaftPeerId.valueOf(config.nodeId()));
+        stateMachine.ownClient(local.getId());
+        return local;
+    }
+
+    private static void closeQuietly(RaftClient client) {
+        try {
+            client.close();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("event=metadata_client_close_failed", e);
+        }
     }
 
     /**
@@ -155,7 +183,7 @@ public final class RatisMetadataLog implements MetadataLog {
         Message message = Message.valueOf(ByteString.copyFrom(MetadataCodec.encode(command)));
         CompletableFuture<RaftClientReply> sent;
         try {
-            sent = client.async().send(message);
+            sent = (isLeader() ? localClient : client).async().send(message);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(new MetadataLogException("proposing " + command + " failed", e));
         }
@@ -245,6 +273,7 @@ public final class RatisMetadataLog implements MetadataLog {
     /** Stops the client and the server; proposals in flight fail. The storage stays for the next start. */
     @Override
     public void close() {
+        closeQuietly(localClient);
         closeQuietly(client, server);
         LOG.info("event=metadata_log_stopped node={}", config.nodeId());
     }
@@ -323,6 +352,10 @@ public final class RatisMetadataLog implements MetadataLog {
     }
 
     private static RaftClient client(RatisLogConfig config, RaftGroup group) {
+        return client(config, group, RaftPeerId.valueOf(config.nodeId()));
+    }
+
+    private static RaftClient client(RatisLogConfig config, RaftGroup group, RaftPeerId leaderHint) {
         RaftProperties properties = new RaftProperties();
         RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
@@ -332,7 +365,7 @@ public final class RatisMetadataLog implements MetadataLog {
         return RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(group)
-                .setLeaderId(RaftPeerId.valueOf(config.nodeId()))
+                .setLeaderId(leaderHint)
                 .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(attempts, RETRY_SLEEP))
                 .build();

@@ -1,0 +1,541 @@
+package io.ganglion.broker;
+
+import io.ganglion.amqp.protocol.AmqpException;
+import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.server.BrokerFailure;
+import io.ganglion.amqp.server.Delivery;
+import io.ganglion.amqp.server.DeliverySink;
+import io.ganglion.amqp.server.QueueHandle;
+import io.ganglion.amqp.server.Settlement;
+import io.ganglion.broker.peer.PeerLink;
+import io.ganglion.broker.peer.PeerMessage;
+import io.ganglion.broker.peer.PeerMessage.CancelConsumer;
+import io.ganglion.broker.peer.PeerMessage.ConsumerCancelled;
+import io.ganglion.broker.peer.PeerMessage.Deliver;
+import io.ganglion.broker.peer.PeerMessage.PublishToHome;
+import io.ganglion.broker.peer.PeerMessage.PublishToHomeOutcome;
+import io.ganglion.broker.peer.PeerMessage.QueueCall;
+import io.ganglion.broker.peer.PeerMessage.QueueReply;
+import io.ganglion.broker.peer.PeerMessage.Settle;
+import io.ganglion.broker.peer.PeerMessage.Subscribe;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.queues.ConsumerKey;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
+import org.agrona.collections.LongHashSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Queues whose messages live on another broker of the cluster (their home): publishes, consumers, gets, acks, purges
+ * and counts go to the home over the peer link, and the home serves them from its own {@link QueueReplica}.
+ *
+ * <pre>
+ *   client ── AMQP ──> broker B (not home)                           broker H (home of q)
+ *     publish          PublishToHome(seq, q, message) ─────────────>   replica.publish ── durable
+ *     basic.ack   <──  PublishToHomeOutcome(seq, ok) <──────────────   ┘
+ *     consume          Subscribe(req, q, consumer, tag, prefetch) ──>   replica.consume(sink -> Deliver)
+ *     deliver     <──  Deliver(consumer, offset, message)  <────────   ┘
+ *     ack              Settle(q, offsets, ack) ─────────────────────>   replica.settle
+ * </pre>
+ *
+ * <p>Implementation notes. Both roles live here. As the client (B): pending publishes and calls wait in maps by
+ * sequence and request id; each home has a session of {@link RemoteHandle}s, one per queue, that dies with the link.
+ * When the link to a home closes, pending publishes fail (the client gets a nack: the outcome is unknown), pending
+ * calls fail, every consumer on that home is cancelled ({@code basic.cancel}), and later settlements through a dead
+ * handle are dropped: the home has already requeued those messages, and an ack meant for the old delivery must not
+ * settle the message's next delivery.
+ *
+ * <p>As the home (H): each peer's consumers and the offsets delivered to that peer and not yet settled are kept per
+ * queue and changed only on the queue's shard. A settlement for an offset not delivered to that peer is ignored. When
+ * the link to a peer closes, its consumers are cancelled and its unsettled messages requeued, as for a closed channel.
+ *
+ * <p>Ordering: messages of one link arrive in order. Publishes forwarded by one broker reach the home in the order
+ * they were sent.
+ */
+final class RemoteQueues {
+    private static final Logger LOG = LoggerFactory.getLogger(RemoteQueues.class);
+
+    static final int OP_COUNTS = 1;
+    static final int OP_PURGE = 2;
+    static final int OP_GET = 3;
+    static final int OP_GET_NO_ACK = 4;
+    static final int OP_DELETE_CHECK = 5;
+    static final int FLAG_IF_UNUSED = 1;
+    static final int FLAG_IF_EMPTY = 2;
+
+    private final NodeId self;
+    private final LongFunction<QueueReplica> localReplicas;
+    private volatile PeerLink link;
+
+    // client side
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, Pending<Void>> publishes = new ConcurrentHashMap<>();
+    private final Map<Long, Pending<QueueReply>> calls = new ConcurrentHashMap<>();
+    private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
+    private final Map<NodeId, Map<Long, RemoteHandle>> sessions = new ConcurrentHashMap<>();
+
+    // home side: per peer, per queue; each PeerQueue is touched only on its replica's shard
+    private final Map<NodeId, Map<Long, PeerQueue>> served = new ConcurrentHashMap<>();
+
+    private record Pending<T>(NodeId home, CompletableFuture<T> future) {}
+
+    private record RemoteConsumer(RemoteHandle handle, String tag, DeliverySink sink) {}
+
+    RemoteQueues(NodeId self, LongFunction<QueueReplica> localReplicas) {
+        this.self = self;
+        this.localReplicas = localReplicas;
+    }
+
+    void attach(PeerLink link) {
+        this.link = link;
+    }
+
+    /** A queue on another broker as a channel sees it: dead once the link it was reached through closed. */
+    static final class RemoteHandle implements QueueHandle {
+        final NodeId home;
+        final long queueId;
+        private final String name;
+        volatile boolean alive = true;
+
+        RemoteHandle(NodeId home, long queueId, String name) {
+            this.home = home;
+            this.queueId = queueId;
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------- client side
+
+    private RemoteHandle handle(NodeId home, long queueId, String name) {
+        return sessions.computeIfAbsent(home, h -> new ConcurrentHashMap<>())
+                .computeIfAbsent(queueId, id -> new RemoteHandle(home, id, name));
+    }
+
+    private static BrokerFailure homeDown(NodeId home, String queue) {
+        return new BrokerFailure(
+                ReplyCode.NOT_FOUND,
+                "home node '" + home + "' of queue '" + queue + "' is unreachable, the queue is unavailable");
+    }
+
+    /** Forwards a publish; the future completes when the home made it durable, exceptionally otherwise. */
+    CompletableFuture<Void> publish(NodeId home, long queueId, String queue, ByteBuffer message) {
+        long sequence = ids.incrementAndGet();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        publishes.put(sequence, new Pending<>(home, done));
+        if (!send(home, new PublishToHome(sequence, queueId, bytes(message)))) {
+            publishes.remove(sequence);
+            done.completeExceptionally(homeDown(home, queue));
+        }
+        return done;
+    }
+
+    CompletableFuture<QueueHandle> consume(
+            NodeId home,
+            long queueId,
+            String queue,
+            String tag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            DeliverySink sink) {
+        long consumerId = ids.incrementAndGet();
+        RemoteHandle handle = handle(home, queueId, queue);
+        consumers.put(consumerId, new RemoteConsumer(handle, tag, sink));
+        return call(
+                        home,
+                        queue,
+                        requestId -> new Subscribe(requestId, queueId, consumerId, tag, noAck, exclusive, prefetch))
+                .handle((reply, failure) -> {
+                    if (failure != null) {
+                        consumers.remove(consumerId);
+                        throw failure instanceof RuntimeException r ? r : new IllegalStateException(failure);
+                    }
+                    return (QueueHandle) handle;
+                })
+                .toCompletableFuture();
+    }
+
+    void cancel(RemoteHandle handle, String tag) {
+        consumers.entrySet().removeIf(entry -> {
+            RemoteConsumer consumer = entry.getValue();
+            if (consumer.handle() == handle && consumer.tag().equals(tag)) {
+                send(handle.home, new CancelConsumer(handle.queueId, entry.getKey()));
+                return true;
+            }
+            return false;
+        });
+    }
+
+    void settle(RemoteHandle handle, long[] offsets, Settlement settlement) {
+        if (!handle.alive) {
+            return; // the home requeued these when the link closed
+        }
+        List<Long> list = new ArrayList<>(offsets.length);
+        for (long offset : offsets) {
+            list.add(offset);
+        }
+        send(handle.home, new Settle(handle.queueId, list, settlement.ordinal()));
+    }
+
+    CompletableFuture<Optional<Delivery>> get(NodeId home, long queueId, String queue, boolean noAck) {
+        RemoteHandle handle = handle(home, queueId, queue);
+        return call(home, queue, requestId -> new QueueCall(requestId, queueId, noAck ? OP_GET_NO_ACK : OP_GET, 0))
+                .thenApply(reply -> {
+                    if (reply.message().length == 0 && reply.offset() < 0) {
+                        return Optional.empty();
+                    }
+                    MessageRecord.Message message = MessageRecord.decodeMessage(ByteBuffer.wrap(reply.message()));
+                    return Optional.of(new Delivery(
+                            handle,
+                            reply.offset(),
+                            reply.redelivered(),
+                            message.exchange(),
+                            message.routingKey(),
+                            message.properties(),
+                            Unpooled.wrappedBuffer(message.body()),
+                            reply.count()));
+                });
+    }
+
+    /** Message and consumer counts, a purge or the checks before a delete: see the {@code OP_} codes. */
+    CompletableFuture<QueueReply> call(NodeId home, long queueId, String queue, int op, int flags) {
+        return call(home, queue, requestId -> new QueueCall(requestId, queueId, op, flags));
+    }
+
+    private CompletableFuture<QueueReply> call(NodeId home, String queue, LongFunction<PeerMessage> request) {
+        long requestId = ids.incrementAndGet();
+        CompletableFuture<QueueReply> reply = new CompletableFuture<>();
+        calls.put(requestId, new Pending<>(home, reply));
+        if (!send(home, request.apply(requestId))) {
+            calls.remove(requestId);
+            reply.completeExceptionally(homeDown(home, queue));
+        }
+        return reply.thenApply(answer -> {
+            if (answer.replyCode() != 0) {
+                ReplyCode code = ReplyCode.of(answer.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
+                throw new BrokerFailure(code, answer.text());
+            }
+            return answer;
+        });
+    }
+
+    private void onClientMessage(NodeId from, PeerMessage message) {
+        switch (message) {
+            case PublishToHomeOutcome outcome -> {
+                Pending<Void> pending = publishes.remove(outcome.sequence());
+                if (pending == null) {
+                    return;
+                }
+                if (outcome.replyCode() == 0) {
+                    pending.future().complete(null);
+                } else {
+                    ReplyCode code = ReplyCode.of(outcome.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
+                    pending.future().completeExceptionally(new BrokerFailure(code, outcome.text()));
+                }
+            }
+            case QueueReply reply -> {
+                Pending<QueueReply> pending = calls.remove(reply.requestId());
+                if (pending != null) {
+                    pending.future().complete(reply);
+                }
+            }
+            case Deliver deliver -> {
+                RemoteConsumer consumer = consumers.get(deliver.consumerId());
+                if (consumer == null || !consumer.handle().alive) {
+                    return; // cancelled meanwhile: the home requeues it when the cancel or settle arrives
+                }
+                MessageRecord.Message decoded = MessageRecord.decodeMessage(ByteBuffer.wrap(deliver.message()));
+                consumer.sink()
+                        .deliver(
+                                consumer.tag(),
+                                new Delivery(
+                                        consumer.handle(),
+                                        deliver.offset(),
+                                        deliver.redelivered(),
+                                        decoded.exchange(),
+                                        decoded.routingKey(),
+                                        decoded.properties(),
+                                        Unpooled.wrappedBuffer(decoded.body()),
+                                        0));
+            }
+            case ConsumerCancelled cancelled -> {
+                RemoteConsumer consumer = consumers.remove(cancelled.consumerId());
+                if (consumer != null) {
+                    consumer.sink().cancelled(consumer.tag());
+                }
+            }
+            default -> LOG.warn("event=peer_message_unexpected from={} message={}", from, message);
+        }
+    }
+
+    // --------------------------------------------------------------------------------------------------- home side
+
+    /** One peer's use of one local queue. Shard-confined. */
+    private static final class PeerQueue {
+        final Map<Long, ConsumerKey> consumers = new ConcurrentHashMap<>();
+        final LongHashSet unsettled = new LongHashSet();
+    }
+
+    private PeerQueue peerQueue(NodeId peer, long queueId) {
+        return served.computeIfAbsent(peer, p -> new ConcurrentHashMap<>())
+                .computeIfAbsent(queueId, id -> new PeerQueue());
+    }
+
+    private void onHomeMessage(NodeId from, PeerMessage message) {
+        switch (message) {
+            case PublishToHome publish -> {
+                QueueReplica replica = localReplicas.apply(publish.queueId());
+                if (replica == null) {
+                    send(from, new PublishToHomeOutcome(publish.sequence(), ReplyCode.NOT_FOUND.code(), "queue gone"));
+                    return;
+                }
+                CompletableFuture<Void> done = new CompletableFuture<>();
+                done.whenComplete((ignored, failure) -> send(
+                        from,
+                        failure == null
+                                ? new PublishToHomeOutcome(publish.sequence(), 0, "")
+                                : new PublishToHomeOutcome(
+                                        publish.sequence(), replyCode(failure), String.valueOf(failure.getMessage()))));
+                ByteBuffer payload = ByteBuffer.wrap(publish.message());
+                replica.shard.execute(() -> replica.publish(payload, done));
+            }
+            case Subscribe subscribe -> {
+                QueueReplica replica = localReplicas.apply(subscribe.queueId());
+                if (replica == null) {
+                    send(from, notFound(subscribe.requestId()));
+                    return;
+                }
+                replica.shard.execute(() -> subscribe(from, replica, subscribe));
+            }
+            case CancelConsumer cancel -> {
+                QueueReplica replica = localReplicas.apply(cancel.queueId());
+                if (replica != null) {
+                    replica.shard.execute(() -> {
+                        ConsumerKey key =
+                                peerQueue(from, cancel.queueId()).consumers.remove(cancel.consumerId());
+                        if (key != null) {
+                            replica.cancel(key);
+                        }
+                    });
+                }
+            }
+            case Settle settle -> {
+                QueueReplica replica = localReplicas.apply(settle.queueId());
+                if (replica != null) {
+                    replica.shard.execute(() -> {
+                        PeerQueue peerQueue = peerQueue(from, settle.queueId());
+                        long[] offsets = settle.offsets().stream()
+                                .mapToLong(Long::longValue)
+                                .filter(peerQueue.unsettled::remove)
+                                .toArray();
+                        if (offsets.length > 0) {
+                            replica.settle(offsets, Settlement.values()[settle.settlement()]);
+                        }
+                    });
+                }
+            }
+            case QueueCall call -> {
+                QueueReplica replica = localReplicas.apply(call.queueId());
+                if (replica == null) {
+                    send(from, notFound(call.requestId()));
+                    return;
+                }
+                replica.shard.execute(() -> send(from, answer(from, replica, call)));
+            }
+            default -> onClientMessage(from, message);
+        }
+    }
+
+    // on the replica's shard
+    private void subscribe(NodeId from, QueueReplica replica, Subscribe subscribe) {
+        PeerQueue peerQueue = peerQueue(from, subscribe.queueId());
+        // channel ids of remote consumers are negative and unique on this broker, so tags of different peers and
+        // channels never collide
+        ConsumerKey key = new ConsumerKey(-ids.incrementAndGet(), subscribe.tag());
+        long consumerId = subscribe.consumerId();
+        DeliverySink sink = new DeliverySink() {
+            @Override
+            public void deliver(String consumerTag, Delivery delivery) {
+                try {
+                    if (!subscribe.noAck()) {
+                        peerQueue.unsettled.add(delivery.offset());
+                    }
+                    ByteBuffer encoded = MessageRecord.encodeMessage(
+                            delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
+                    send(from, new Deliver(consumerId, delivery.offset(), delivery.redelivered(), bytes(encoded)));
+                } finally {
+                    delivery.release();
+                }
+            }
+
+            @Override
+            public void cancelled(String consumerTag) {
+                peerQueue.consumers.remove(consumerId);
+                send(from, new ConsumerCancelled(consumerId));
+            }
+        };
+        try {
+            replica.consume(key, subscribe.tag(), subscribe.noAck(), subscribe.exclusive(), subscribe.prefetch(), sink);
+            peerQueue.consumers.put(consumerId, key);
+            send(from, new QueueReply(subscribe.requestId(), 0, "", 0, 0, -1, false, new byte[0]));
+        } catch (AmqpException e) {
+            send(from, new QueueReply(subscribe.requestId(), e.replyCode().code(), e.explanation(), 0, 0, -1, false,
+                    new byte[0]));
+        }
+    }
+
+    // on the replica's shard
+    private QueueReply answer(NodeId from, QueueReplica replica, QueueCall call) {
+        try {
+            return switch (call.op()) {
+                case OP_COUNTS -> ok(call, replica.readyCount(), replica.consumerCount());
+                case OP_PURGE -> ok(call, replica.purge(), 0);
+                case OP_DELETE_CHECK -> {
+                    if ((call.flags() & FLAG_IF_UNUSED) != 0 && replica.consumerCount() > 0) {
+                        throw new BrokerFailure(
+                                ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' in use");
+                    }
+                    if ((call.flags() & FLAG_IF_EMPTY) != 0 && replica.readyCount() > 0) {
+                        throw new BrokerFailure(
+                                ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' is not empty");
+                    }
+                    yield ok(call, replica.readyCount(), replica.consumerCount());
+                }
+                case OP_GET, OP_GET_NO_ACK -> {
+                    boolean noAck = call.op() == OP_GET_NO_ACK;
+                    Optional<Delivery> got = replica.get(noAck);
+                    if (got.isEmpty()) {
+                        yield new QueueReply(call.requestId(), 0, "", 0, 0, -1, false, new byte[0]);
+                    }
+                    Delivery delivery = got.get();
+                    try {
+                        if (!noAck) {
+                            peerQueue(from, call.queueId()).unsettled.add(delivery.offset());
+                        }
+                        ByteBuffer encoded = MessageRecord.encodeMessage(
+                                delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
+                        yield new QueueReply(
+                                call.requestId(),
+                                0,
+                                "",
+                                delivery.messageCount(),
+                                0,
+                                delivery.offset(),
+                                delivery.redelivered(),
+                                bytes(encoded));
+                    } finally {
+                        delivery.release();
+                    }
+                }
+                default ->
+                    throw new BrokerFailure(ReplyCode.NOT_IMPLEMENTED, "unknown queue operation " + call.op());
+            };
+        } catch (AmqpException e) {
+            return new QueueReply(call.requestId(), e.replyCode().code(), e.explanation(), 0, 0, -1, false,
+                    new byte[0]);
+        }
+    }
+
+    private static QueueReply ok(QueueCall call, long count, long consumers) {
+        return new QueueReply(call.requestId(), 0, "", count, consumers, -1, false, new byte[0]);
+    }
+
+    private static QueueReply notFound(long requestId) {
+        return new QueueReply(
+                requestId, ReplyCode.NOT_FOUND.code(), "queue is not on this node", 0, 0, -1, false, new byte[0]);
+    }
+
+    private static int replyCode(Throwable failure) {
+        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause()
+                : failure;
+        return cause instanceof AmqpException a ? a.replyCode().code() : ReplyCode.INTERNAL_ERROR.code();
+    }
+
+    // ------------------------------------------------------------------------------------------------------- links
+
+    /** Every message of the remote-queue protocol from {@code from}. On a peer link thread. */
+    void onMessage(NodeId from, PeerMessage message) {
+        onHomeMessage(from, message);
+    }
+
+    /** The link to {@code peer} closed: fail what waited on it, cancel its consumers both ways, requeue. */
+    void onDisconnected(NodeId peer) {
+        publishes.entrySet().removeIf(entry -> {
+            if (entry.getValue().home().equals(peer)) {
+                entry.getValue().future().completeExceptionally(homeDown(peer, "?"));
+                return true;
+            }
+            return false;
+        });
+        calls.entrySet().removeIf(entry -> {
+            if (entry.getValue().home().equals(peer)) {
+                entry.getValue().future().completeExceptionally(homeDown(peer, "?"));
+                return true;
+            }
+            return false;
+        });
+        Map<Long, RemoteHandle> handles = sessions.remove(peer);
+        if (handles != null) {
+            handles.values().forEach(handle -> handle.alive = false);
+        }
+        consumers.entrySet().removeIf(entry -> {
+            RemoteConsumer consumer = entry.getValue();
+            if (consumer.handle().home.equals(peer)) {
+                consumer.sink().cancelled(consumer.tag());
+                return true;
+            }
+            return false;
+        });
+        Map<Long, PeerQueue> queues = served.remove(peer);
+        if (queues != null) {
+            queues.forEach((queueId, peerQueue) -> {
+                QueueReplica replica = localReplicas.apply(queueId);
+                if (replica != null) {
+                    replica.shard.execute(() -> {
+                        peerQueue.consumers.values().forEach(replica::cancel);
+                        long[] offsets = peerQueue.unsettled.stream()
+                                .mapToLong(Long::longValue)
+                                .toArray();
+                        peerQueue.unsettled.clear();
+                        if (offsets.length > 0) {
+                            replica.settle(offsets, Settlement.REQUEUE);
+                        }
+                    });
+                }
+            });
+            LOG.info("event=peer_consumers_dropped peer={} queues={}", peer, queues.size());
+        }
+    }
+
+    private boolean send(NodeId to, PeerMessage message) {
+        PeerLink current = link;
+        return current != null && current.send(to, message);
+    }
+
+    private static byte[] bytes(ByteBuffer buffer) {
+        byte[] bytes = new byte[buffer.remaining()];
+        buffer.duplicate().get(bytes);
+        return bytes;
+    }
+
+    @SuppressWarnings("unused")
+    private static String hex(byte[] bytes) {
+        return ByteBufUtil.hexDump(bytes);
+    }
+}
