@@ -119,22 +119,6 @@ class JournalWriterTest {
     }
 
     @Test
-    void shouldFailAppendWhenSegmentWriteFails() throws IOException {
-        FaultyFileIo io = new FaultyFileIo(Segment.SUFFIX);
-        try (Storage storage = Storage.open(dir, smallConfig(), io)) {
-            ReplicaLog log = storage.replica(1);
-            appendDurably(log, 1, 3);
-            io.failWrites = true;
-            AppendOutcome outcome = log.append(1, RecordType.DATA, payload(1, 3));
-            assertThat(outcome).isInstanceOf(AppendOutcome.Failed.class);
-            assertThat(log.nextOffset()).isEqualTo(3);
-            io.failWrites = false;
-            assertThat(appendDurably(log, 1, 2)).isEqualTo(4);
-            assertPayloads(log, readAll(log));
-        }
-    }
-
-    @Test
     void shouldCompleteFuturesOnlyAfterForce() throws IOException {
         FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
         try (Storage storage = Storage.open(dir, smallConfig(), io)) {
