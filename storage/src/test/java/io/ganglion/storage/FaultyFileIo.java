@@ -31,6 +31,8 @@ final class FaultyFileIo implements FileIo {
     volatile boolean dropWrites;
     /** When set, a force waits until it is opened: holds a journal batch between its write and its force. */
     volatile java.util.concurrent.CountDownLatch forceGate;
+    /** Released once for every force that reached a closed {@link #forceGate}. */
+    final java.util.concurrent.Semaphore forceHeld = new java.util.concurrent.Semaphore(0);
 
     FaultyFileIo(String suffix) {
         this.suffix = suffix;
@@ -127,6 +129,9 @@ final class FaultyFileIo implements FileIo {
             watch("force");
             java.util.concurrent.CountDownLatch gate = forceGate;
             if (gate != null) {
+                if (gate.getCount() > 0) {
+                    forceHeld.release();
+                }
                 try {
                     gate.await();
                 } catch (InterruptedException e) {
