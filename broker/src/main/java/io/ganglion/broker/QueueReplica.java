@@ -11,10 +11,12 @@ import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.storage.AppendOutcome;
+import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
 import io.ganglion.storage.RecordType;
 import io.ganglion.storage.ReplicaLog;
 import io.ganglion.storage.Storage;
+import io.ganglion.storage.StorageException;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
@@ -34,8 +37,13 @@ import org.slf4j.LoggerFactory;
  * One queue on one broker: its log in storage and its {@link QueueMachine}, executing what the machine decides.
  *
  * <p>Implementation notes. Everything here runs on the queue's shard; public methods say so and must be called
- * there. A publish is appended to the log, and enqueued (made visible to consumers) and confirmed only once the log
- * reports it durable, in offset order. Settlements are buffered during a task and written as one settle record at its
+ * there, except the {@link DurabilityListener} callbacks, which run on the store's completion thread and only publish
+ * a volatile offset and schedule one shard task. A publish is appended to the log, and enqueued (made visible to
+ * consumers) and confirmed only once the log reports it durable, in offset order: the log's listener is called once
+ * per journal batch, so one shard task confirms every publish a force made durable, with no future per message. A
+ * publish the log refuses with {@code BACKLOG} (its segment writer is far behind) is flow control, not an error: it
+ * waits in {@code blocked}, with every publish after it, and is retried every {@value #BACKLOG_RETRY_MS} ms; its
+ * publisher sees a late confirm. Settlements are buffered during a task and written as one settle record at its
  * end. The heap holds offsets; a delivery reads its message back from the log, except for messages published
  * moments ago, whose payloads stay in a small cache until their first delivery. The cache of all queues on a shard is
  * bounded ({@link Shard#RECENT_BUDGET_BYTES}), so a backlog costs offsets only.
@@ -47,8 +55,12 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     private static final long SETTLE_DELAY_MS = 10;
 
     private static final int SETTLE_BATCH = 4096;
+    /** How long a publish refused for {@code BACKLOG} waits before it is retried. */
+    private static final long BACKLOG_RETRY_MS = 5;
 
     private record Pending(long offset, CompletableFuture<Void> done) {}
+
+    private record Blocked(ByteBuffer payload, CompletableFuture<Void> done) {}
 
     private record ConsumerEntry(String tag, DeliverySink sink) {}
 
@@ -59,14 +71,21 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     private ReplicaLog log;
     private QueueMachine machine;
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
+    /** Publishes waiting for the log to take appends again ({@code BACKLOG}), in arrival order. */
+    private final ArrayDeque<Blocked> blocked = new ArrayDeque<>();
+
     private final Map<ConsumerKey, ConsumerEntry> consumers = new HashMap<>();
     private final LongArrayList settles = new LongArrayList();
     private final Long2ObjectHashMap<ByteBuffer> recent = new Long2ObjectHashMap<>();
     private boolean hadConsumer;
     private boolean settleFlushScheduled;
-    /** Set by the journal thread when it asked the shard to drain durable appends; cleared by the shard. */
-    private final java.util.concurrent.atomic.AtomicBoolean drainScheduled =
-            new java.util.concurrent.atomic.AtomicBoolean();
+    private boolean retryScheduled;
+    /** The log's durable offset as its listener last reported it; written by the completion thread. */
+    private volatile long reportedDurable = -1;
+    /** Set by the listener when it asked the shard to drain durable appends; cleared by the shard. */
+    private final AtomicBoolean drainScheduled = new AtomicBoolean();
+    /** Set by the listener when it asked the shard to fail pending appends; cleared by the shard. */
+    private final AtomicBoolean failureScheduled = new AtomicBoolean();
 
     private boolean closed;
     private Runnable autoDelete = () -> {};
@@ -90,6 +109,7 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     /** Opens or creates the log and rebuilds the queue from it. On the shard. */
     void open() throws IOException {
         log = storage.replica(def.objectId());
+        log.durabilityListener(new Listener());
         LongArrayList messages = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         long next = log.startOffset();
@@ -134,28 +154,39 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     /** Appends a message; {@code done} completes once it is durable and enqueued. On the shard. */
     void publish(ByteBuffer payload, CompletableFuture<Void> done) {
         if (closed) {
-            done.completeExceptionally(
-                    new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted"));
+            done.completeExceptionally(deleted());
             return;
         }
+        if (!blocked.isEmpty() || !tryAppend(payload, done)) {
+            blocked.add(new Blocked(payload, done)); // behind those already waiting: publishes keep their order
+        }
+    }
+
+    /**
+     * Appends one publish; false if the log refused it for {@code BACKLOG} (nothing appended: the caller keeps it and
+     * retries). Any other refusal fails {@code done}.
+     */
+    private boolean tryAppend(ByteBuffer payload, CompletableFuture<Void> done) {
         switch (log.append(EPOCH, RecordType.DATA, payload)) {
             case AppendOutcome.Appended appended -> {
+                // confirmed by the log's durability listener, not by a future per message
                 pending.add(new Pending(appended.offset(), done));
                 if (shard.recentBytes + payload.remaining() <= Shard.RECENT_BUDGET_BYTES) {
                     recent.put(appended.offset(), payload);
                     shard.recentBytes += payload.remaining();
                 }
-                appended.durable().whenComplete((offset, failure) -> {
-                    if (failure != null) {
-                        shard.execute(() -> onDurable(offset, failure));
-                    } else if (drainScheduled.compareAndSet(false, true)) {
-                        // one shard task drains every append made durable by the time it runs
-                        shard.execute(() -> {
-                            drainScheduled.set(false);
-                            onDurable(log.durableOffset(), null);
-                        });
+                return true;
+            }
+            case AppendOutcome.Rejected rejected
+            when rejected.reason() == AppendOutcome.Reason.BACKLOG -> {
+                if (!retryScheduled) {
+                    retryScheduled = true;
+                    if (blocked.isEmpty()) {
+                        LOG.warn("event=publish_backlog queue={} object={}", def.name(), def.objectId());
                     }
-                });
+                    shard.schedule(this::retryBlocked, BACKLOG_RETRY_MS);
+                }
+                return false;
             }
             case AppendOutcome.Rejected rejected ->
                 done.completeExceptionally(new BrokerFailure(
@@ -167,19 +198,57 @@ final class QueueReplica implements QueueEffects, QueueHandle {
                         "queue '" + def.name() + "' could not write: " + failed.cause(),
                         failed.cause()));
         }
+        return true;
     }
 
-    private void onDurable(Long durableOffset, Throwable failure) {
-        if (failure != null) {
-            LOG.error("event=append_failed queue={} pending={}", def.name(), pending.size(), failure);
-            while (!pending.isEmpty()) {
-                pending.poll()
-                        .done()
-                        .completeExceptionally(new BrokerFailure(
-                                ReplyCode.INTERNAL_ERROR, "storage failed: " + failure.getMessage(), failure));
-            }
+    /** Appends the publishes held back by {@code BACKLOG}, in order, while the log takes them. On the shard. */
+    private void retryBlocked() {
+        retryScheduled = false;
+        if (closed) {
             return;
         }
+        while (!blocked.isEmpty()) {
+            Blocked next = blocked.peek();
+            if (!tryAppend(next.payload(), next.done())) {
+                return; // rescheduled
+            }
+            blocked.poll();
+        }
+        LOG.info("event=publish_backlog_cleared queue={} object={}", def.name(), def.objectId());
+        if (!settles.isEmpty()) {
+            flushSettles();
+        }
+    }
+
+    /**
+     * Hears the log's durability once per journal batch, on the store's completion thread: publishes the offset and
+     * wakes the shard once, however many batches come before the shard runs.
+     */
+    private final class Listener implements DurabilityListener {
+        @Override
+        public void durable(long offset) {
+            reportedDurable = offset;
+            if (drainScheduled.compareAndSet(false, true)) {
+                shard.execute(() -> {
+                    drainScheduled.set(false);
+                    onDurable(reportedDurable);
+                });
+            }
+        }
+
+        @Override
+        public void failed(StorageException cause) {
+            if (failureScheduled.compareAndSet(false, true)) {
+                shard.execute(() -> {
+                    failureScheduled.set(false);
+                    onFailed(cause);
+                });
+            }
+        }
+    }
+
+    /** Enqueues and confirms every pending publish through {@code durableOffset}. On the shard. */
+    private void onDurable(long durableOffset) {
         while (!pending.isEmpty() && pending.peek().offset() <= durableOffset) {
             Pending next = pending.poll();
             if (!closed) {
@@ -188,6 +257,29 @@ final class QueueReplica implements QueueEffects, QueueHandle {
             next.done().complete(null);
         }
         flushSettles();
+    }
+
+    /**
+     * The journal failed records of this log: every publish not yet durable fails (the log refuses appends from here
+     * on, so none is added behind them). On the shard.
+     */
+    private void onFailed(StorageException failure) {
+        long durable = log.durableOffset();
+        onDurable(durable); // those made durable before the failure are confirmed
+        if (pending.isEmpty()) {
+            return;
+        }
+        LOG.error("event=append_failed queue={} pending={}", def.name(), pending.size(), failure);
+        while (!pending.isEmpty()) {
+            Pending failed = pending.poll();
+            ByteBuffer cached = recent.remove(failed.offset());
+            if (cached != null) {
+                shard.recentBytes -= cached.remaining();
+            }
+            failed.done()
+                    .completeExceptionally(new BrokerFailure(
+                            ReplyCode.INTERNAL_ERROR, "storage failed: " + failure.getMessage(), failure));
+        }
     }
 
     /** Adds a consumer. On the shard. */
@@ -262,7 +354,10 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /**
-     * The queue was deleted: consumers are told, pending publishes fail, and the log is emptied. On the shard.
+     * The queue was deleted: consumers are told, publishes held back by {@code BACKLOG} fail, and the log is deleted
+     * from storage ({@link Storage#deleteReplica}: durable, frees its files). Publishes appended before are durable
+     * once the deletion is, so they are confirmed: they reached the queue before it went. On the shard; blocks it for
+     * one journal force.
      *
      * @return the ready messages it held
      */
@@ -278,10 +373,39 @@ final class QueueReplica implements QueueEffects, QueueHandle {
         consumers.clear();
         recent.values().forEach(payload -> shard.recentBytes -= payload.remaining());
         recent.clear();
+        while (!blocked.isEmpty()) {
+            blocked.poll().done().completeExceptionally(deleted());
+        }
+        settles.clear();
         if (log != null) {
-            log.discardBefore(log.nextOffset());
+            log.durabilityListener(null);
+            try {
+                storage.deleteReplica(def.objectId());
+                // the deletion is durable, so is every append before it
+                while (!pending.isEmpty()) {
+                    pending.poll().done().complete(null);
+                }
+                LOG.info("event=queue_log_deleted vhost={} queue={} object={}", vhost, def.name(), def.objectId());
+            } catch (IOException | RuntimeException e) {
+                LOG.error(
+                        "event=queue_log_delete_failed vhost={} queue={} object={}",
+                        vhost,
+                        def.name(),
+                        def.objectId(),
+                        e);
+                while (!pending.isEmpty()) {
+                    pending.poll()
+                            .done()
+                            .completeExceptionally(new BrokerFailure(
+                                    ReplyCode.INTERNAL_ERROR, "storage failed: " + e.getMessage(), e));
+                }
+            }
         }
         return ready;
+    }
+
+    private BrokerFailure deleted() {
+        return new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
     }
 
     @Override
@@ -325,8 +449,22 @@ final class QueueReplica implements QueueEffects, QueueHandle {
             settles.clear();
             return;
         }
+        if (!blocked.isEmpty()) {
+            return; // the log refuses appends for BACKLOG: written once the held publishes got in
+        }
         AppendOutcome outcome =
                 log.append(EPOCH, RecordType.DATA, MessageRecord.encodeSettle(settles.toLongArray(), settles.size()));
+        if (outcome instanceof AppendOutcome.Rejected rejected && rejected.reason() == AppendOutcome.Reason.BACKLOG) {
+            // keep them: an ack need not be durable at once, so try again a little later
+            settleFlushScheduled = true;
+            shard.schedule(
+                    () -> {
+                        settleFlushScheduled = false;
+                        writeSettles();
+                    },
+                    BACKLOG_RETRY_MS);
+            return;
+        }
         if (!(outcome instanceof AppendOutcome.Appended)) {
             LOG.warn("event=settle_not_logged queue={} outcome={}", def.name(), outcome);
         }

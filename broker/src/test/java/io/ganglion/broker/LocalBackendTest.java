@@ -2,15 +2,22 @@ package io.ganglion.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.server.PublishOutcome;
 import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.User;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
+import io.netty.buffer.Unpooled;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,6 +52,47 @@ class LocalBackendTest {
             assertThat(backend.authenticate("nobody", "pw", loopback)).isEmpty();
             assertThat(backend.vhostAllowed("alice", "/")).isTrue();
             assertThat(backend.vhostAllowed("alice", "other")).isFalse();
+        }
+    }
+
+    @Test
+    void shouldDeleteTheQueueLogFromStorageWhenTheQueueIsDeleted() throws Exception {
+        try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
+                Storage storage =
+                        Storage.open(dir.resolve("storage"), StorageConfig.defaults(System::currentTimeMillis));
+                Shard shard = new Shard(0)) {
+            metadata.propose(new MetadataCommand.PutVhost("/")).join();
+            LocalBackend backend = new LocalBackend(
+                    new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
+            backend.declareQueue("/", "q", false, true, false, false, FieldTable.EMPTY, "conn-1")
+                    .toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
+            PublishOutcome outcome = backend.publish(
+                    "/",
+                    "",
+                    "q",
+                    BasicProperties.EMPTY,
+                    Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
+                    "guest");
+            assertThat(outcome).isInstanceOf(PublishOutcome.Routed.class);
+            ((PublishOutcome.Routed) outcome).durable().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(storage.objectIds()).hasSize(1);
+            long objectId = storage.objectIds().iterator().next();
+            Path replicaDir = storage.directory().resolve("replicas").resolve(String.format("%016x", objectId));
+            assertThat(replicaDir).isDirectory();
+
+            assertThat(backend.deleteQueue("/", "q", false, false, "conn-1")
+                            .toCompletableFuture()
+                            .get(10, TimeUnit.SECONDS))
+                    .isEqualTo(1L);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (storage.existingReplica(objectId).isPresent() && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+            assertThat(storage.existingReplica(objectId))
+                    .as("the queue's log is deleted")
+                    .isEmpty();
+            assertThat(Files.exists(replicaDir)).as("its files are freed").isFalse();
         }
     }
 }

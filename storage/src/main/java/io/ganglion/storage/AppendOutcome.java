@@ -9,11 +9,38 @@ public sealed interface AppendOutcome {
     /**
      * The record was given {@code offset} and handed to the journal.
      *
-     * @param durable completes with the offset once the journal batch holding the record was forced, or
-     *     exceptionally with a {@link StorageException} if the journal failed; it completes on the journal writer
-     *     thread, so dependents must not block
+     * <p>Not a record class (it was one): its future is made only when {@link #durable()} is first called, so appends
+     * confirmed through a {@link DurabilityListener} cost no future. Use {@code offset()} and {@code durable()}; a
+     * record pattern {@code Appended(var offset, var durable)} no longer applies.
      */
-    record Appended(long offset, CompletableFuture<Long> durable) implements AppendOutcome {}
+    final class Appended implements AppendOutcome {
+        private final long offset;
+        private final JournalWriter.Entry entry;
+
+        Appended(long offset, JournalWriter.Entry entry) {
+            this.offset = offset;
+            this.entry = entry;
+        }
+
+        public long offset() {
+            return offset;
+        }
+
+        /**
+         * Completes with the offset once the journal batch holding the record was forced, or exceptionally with a
+         * {@link StorageException} if the journal failed. It completes on the store's completion thread (for a small batch,
+         * on the journal writer), so dependents
+         * must not block. Any thread; every call while the record is pending returns the same future.
+         */
+        public CompletableFuture<Long> durable() {
+            return entry.future();
+        }
+
+        @Override
+        public String toString() {
+            return "Appended[offset=" + offset + "]";
+        }
+    }
 
     /** The replica refused the append; nothing was written. */
     record Rejected(Reason reason) implements AppendOutcome {
@@ -30,7 +57,11 @@ public sealed interface AppendOutcome {
         }
     }
 
-    /** Writing the record to its segment failed (disk full, IO error); nothing was appended. */
+    /**
+     * Segment writes of this data directory are failing (disk full, IO error), so the replica takes no more records
+     * until the segment writer gets them out again; nothing was appended. Records appended before stay durable through
+     * the journal, and the writer retries them.
+     */
     record Failed(IOException cause) implements AppendOutcome {}
 
     enum Reason {
@@ -49,6 +80,13 @@ public sealed interface AppendOutcome {
         /** The record is larger than the configured maximum. */
         TOO_LARGE,
         /** The store is closed or its journal failed for good. */
-        CLOSED
+        CLOSED,
+        /** The replica was deleted ({@link Storage#deleteReplica}). */
+        DELETED,
+        /**
+         * More than {@link StorageConfig#maxWriteBehindBytes()} of this replica's records wait to be written to its
+         * segments: the segment writer is stuck or far behind. Retry later; nothing was appended.
+         */
+        BACKLOG
     }
 }

@@ -17,7 +17,9 @@ public enum RecordType {
     /** Control: the replica sealed the epoch field; appends of epoch &lt;= it are refused. */
     SEAL(18, false),
     /** Control: a snapshot at the offset field replaced the log (reseed); the payload is the epoch history. */
-    SNAPSHOT(19, false);
+    SNAPSHOT(19, false),
+    /** Control: the replica was deleted; its files go, and records of the object after it start a new log. */
+    DELETE(20, false);
 
     private static final RecordType[] BY_CODE = new RecordType[32];
 

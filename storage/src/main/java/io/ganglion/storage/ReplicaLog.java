@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -31,14 +32,23 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>Threads. One shard thread owns the replica (DESIGN.md section 3) and makes every call, except {@link
- *       #objectId()}, {@link #durableOffset()} and {@link #damaged()}, which any thread may make. The shard thread must
+ *       #objectId()}, {@link #durableOffset()}, {@link #damaged()} and {@link #durabilityListener}, which any thread
+ *       may make. The shard thread must
  *       not be interrupted inside a call: an interrupt closes the file channel under the replica.
- *   <li>Fields. {@code segments} belong to the shard thread. {@code nextOffset} and {@code state} are written by it and
- *       read by the checkpointer (volatile; {@code state} is immutable). {@code durableOffset} and {@code
- *       journalFailed} are written only by the journal writer. {@code persisted} belongs to the checkpointer.
- *   <li>Order of an append: encode, write to the active segment (page cache), mark the segment dirty, advance {@code
- *       nextOffset}, submit to the journal. So every frame in the journal is already in its segment, and a checkpoint
- *       that reads the journal position first and forces segments after covers everything before that position.
+ *   <li>Fields. {@code segments}, their index and {@code tail} belong to the shard thread. {@code nextOffset} and
+ *       {@code state} are written by it and read by the checkpointer (volatile; {@code state} is immutable). {@code
+ *       durableOffset} and {@code journalFailed} are written only by the journal writer. {@code persisted} belongs to
+ *       the checkpointer. {@code unwritten}, {@code unwrittenBytes} and the segment files are guarded by {@code
+ *       files}, taken by the segment writer to write and by the shard to truncate, discard, reset or delete, never to
+ *       append. {@code writtenThrough} is written under {@code files} and read without it.
+ *   <li>Order of an append, with no file system call: encode, reserve the frame's place in the active segment (a roll
+ *       only starts a new index; the writer creates the file), keep the frame in the memory {@code tail}, advance
+ *       {@code nextOffset}, submit to the journal. Once the journal wrote its batch it hands the records to the
+ *       segment writer, which writes them to their reserved places and publishes {@code writtenThrough}; the shard
+ *       then drops them from the tail. Reads serve records above {@code writtenThrough} from the tail.
+ *   <li>A checkpoint reads the journal position, then waits for the segment writer to write everything handed over
+ *       so far ({@link SegmentWriter#flushAll()}), so the segments it forces hold every record before that position,
+ *       and it records {@code writtenThrough} as the synced offset.
  *   <li>Destructive changes (truncate, snapshot install) go the other way round: journal record first, wait for
  *       its force, then change the files. So the files may run ahead of the journal only by appended records at
  *       the tail, never by a removal the journal could lose; a checkpoint does not pass such a record until the
@@ -58,9 +68,33 @@ public final class ReplicaLog {
     private final Storage storage;
     private final StorageConfig config;
     private final ArrayList<Segment> segments = new ArrayList<>();
+    /** The frames above {@code writtenThrough} as last seen, up to {@code nextOffset}; shard thread. */
+    private final FrameTail tail = new FrameTail();
 
     private volatile long nextOffset;
     private volatile ReplicaState state;
+    /** Set by {@link #deleteFiles} (shard, or the opening thread in replay): the replica is gone. */
+    private volatile boolean deleted;
+
+    /** Guards {@code unwritten}, {@code unwrittenBytes} and the segment files (see the class notes). */
+    final Object files = new Object();
+    /** Records handed to the segment writer and not yet written, in offset order; guarded by {@code files}. */
+    final ArrayDeque<JournalWriter.Entry> unwritten = new ArrayDeque<>();
+    /** Bytes of {@code unwritten}; written under {@code files}, read by the segment writer without it. */
+    volatile long unwrittenBytes;
+    /** The last offset whose record is in its segment file (written, perhaps not forced); written under files. */
+    volatile long writtenThrough = -1;
+    /** Segment writer only: the replica is in its list of replicas holding records, or of those due a write. */
+    boolean writerQueued;
+
+    boolean writerDue;
+
+    /** Set by the owner; called by the completer. */
+    volatile DurabilityListener durabilityListener;
+    /** Completer only: the batch it last reported this replica in, and the replica's end in that batch. */
+    long notifiedBatch;
+
+    long notifiedOffset;
 
     /** Written by the journal writer only. */
     volatile long durableOffset = -1;
@@ -98,7 +132,7 @@ public final class ReplicaLog {
     static ReplicaLog create(Storage storage, long objectId, Path directory) throws IOException {
         Files.createDirectories(directory);
         ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL);
-        log.segments.add(Segment.create(directory, 0, storage.io()));
+        log.segments.add(Segment.lazy(directory, 0, storage.io()));
         log.nextOffset = 0;
         log.markDirectoryDirty();
         storage.markReplicasDirectoryDirty();
@@ -173,8 +207,7 @@ public final class ReplicaLog {
         }
         if (segments.isEmpty()) {
             long base = state.snapshotOffset() + 1;
-            segments.add(Segment.create(directory, Math.max(0, base), storage.io()));
-            markDirectoryDirty();
+            segments.add(Segment.lazy(directory, Math.max(0, base), storage.io()));
         }
         nextOffset = segments.getLast().nextOffset();
         scannedHistory = observed[0];
@@ -212,6 +245,9 @@ public final class ReplicaLog {
             return; // in the stable prefix already, or discarded
         }
         Segment segment = activeSegmentFor(frame.remaining());
+        if (segment.isEmpty()) {
+            markDirectoryDirty(); // its file may be created now
+        }
         segment.append(frame);
         markDirty(segment);
         nextOffset = offset + 1;
@@ -271,6 +307,7 @@ public final class ReplicaLog {
         }
         state = state.withHistory(state.history().truncateAfter(lastOffset()));
         durableOffset = lastOffset();
+        writtenThrough = lastOffset();
     }
 
     // ---------------------------------------------------------------- appends (shard thread)
@@ -278,14 +315,17 @@ public final class ReplicaLog {
     /**
      * Appends a record as the owner: it gets the next offset and a timestamp from the store's clock.
      *
+     * <p>Makes no file system call: the record goes to the journal queue, and to its segment file later, from the
+     * segment writer; until then reads serve it from memory.
+     *
      * @param payload read from its position to its limit; not changed, may be reused once this returns
      * @return {@link Appended} with the offset and its durability future, {@link Rejected} when the replica refuses
-     *     (sealed epoch, stale epoch, damaged, failed, too large, closed), or {@link Failed} when the segment write
-     *     failed
+     *     (sealed epoch, stale epoch, damaged, failed, too large, closed, deleted, backlog), or {@link Failed} while
+     *     the store's segment writes are failing
      */
     public AppendOutcome append(long epoch, RecordType type, ByteBuffer payload) {
         // on the shard thread
-        Rejected refusal = refuse(epoch, type, payload);
+        AppendOutcome refusal = refuse(epoch, type, payload);
         return refusal != null
                 ? refusal
                 : write(nextOffset, epoch, type, config.epochMillis().getAsLong(), payload);
@@ -302,17 +342,22 @@ public final class ReplicaLog {
         if (offset != nextOffset) {
             return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
         }
-        Rejected refusal = refuse(epoch, type, payload);
+        AppendOutcome refusal = refuse(epoch, type, payload);
         return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
     }
 
-    private Rejected refuse(long epoch, RecordType type, ByteBuffer payload) {
+    private AppendOutcome refuse(long epoch, RecordType type, ByteBuffer payload) {
         if (!type.logRecord()) {
             throw notALogRecord(type);
         }
+        AppendOutcome storeRefusal =
+                storage.appendRefusal(); // closed, journal stopped, segment writes failing, backlog
+        if (storeRefusal != null) {
+            return storeRefusal;
+        }
         ReplicaState current = state;
-        if (storage.closed()) {
-            return Rejected.of(Reason.CLOSED);
+        if (deleted) {
+            return Rejected.of(Reason.DELETED);
         }
         if (current.damaged()) {
             return Rejected.of(Reason.DAMAGED);
@@ -329,37 +374,51 @@ public final class ReplicaLog {
         if (RecordDescriptor.frameLength(payload.remaining()) > config.maxRecordBytes()) {
             return Rejected.of(Reason.TOO_LARGE);
         }
+        if (tail.bytes() > config.maxWriteBehindBytes()) {
+            trimTail();
+            if (tail.bytes() > config.maxWriteBehindBytes()) {
+                return Rejected.of(Reason.BACKLOG); // the segment writer is stuck or far behind
+            }
+        }
         return null;
     }
 
     private AppendOutcome write(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        // no file system call here: the segment writer puts the frame in its file later (see the class notes)
         ByteBuffer frame = RecordDescriptor.encode(objectId, epoch, offset, timestamp, type, payload);
-        try {
-            Segment segment = activeSegmentFor(frame.remaining());
-            segment.append(frame);
-            markDirty(segment);
-        } catch (IOException e) {
-            return new Failed(e);
-        }
+        int length = frame.limit();
+        Segment segment = activeSegmentFor(length);
+        int position = segment.reserve(length);
+        trimTail();
+        tail.addLast(frame);
         ReplicaState current = state;
         EpochHistory history = current.history().observe(epoch, offset);
         if (history != current.history()) {
             state = current.withHistory(history);
         }
         nextOffset = offset + 1;
-        CompletableFuture<Long> durable = new CompletableFuture<>();
-        storage.journal().submit(new JournalWriter.Entry(this, frame, type, offset, offset, durable));
-        return new Appended(offset, durable);
+        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, offset, offset, segment, position);
+        storage.journal().submit(entry);
+        return new Appended(offset, entry);
     }
 
-    private Segment activeSegmentFor(int frameLength) throws IOException {
+    /** The segment the next record goes to; starts a new one (its index, not its file) when this one is full. */
+    private Segment activeSegmentFor(int frameLength) {
         Segment active = segments.getLast();
         if (!active.isEmpty() && active.size() + (long) frameLength > config.segmentBytes()) {
-            active = Segment.create(directory, active.nextOffset(), storage.io());
+            active = Segment.lazy(directory, active.nextOffset(), storage.io());
             segments.add(active);
-            markDirectoryDirty();
         }
         return active;
+    }
+
+    /** Drops from the tail the frames the segment writer has written. */
+    private void trimTail() {
+        long tailStart = nextOffset - tail.size();
+        long written = writtenThrough;
+        if (written >= tailStart) {
+            tail.removeFirst((int) Math.min(tail.size(), written - tailStart + 1));
+        }
     }
 
     // ---------------------------------------------------------------- reads (shard thread)
@@ -377,6 +436,9 @@ public final class ReplicaLog {
     public List<LogRecord> read(long from, int maxBytes) throws IOException {
         // on the shard thread
         ReplicaState current = state;
+        if (deleted) {
+            throw new StorageException("replica deleted: object=" + objectId);
+        }
         if (current.damaged()) {
             throw damagedException(current);
         }
@@ -386,8 +448,13 @@ public final class ReplicaLog {
         if (from >= nextOffset) {
             return List.of();
         }
+        trimTail();
+        long tailStart = nextOffset - tail.size();
+        if (from >= tailStart) {
+            return readTail(from, tailStart, maxBytes);
+        }
         Segment segment = segmentFor(from);
-        ByteBuffer bytes = segment.read(from, maxBytes);
+        ByteBuffer bytes = segment.read(from, tailStart - 1, maxBytes);
         List<LogRecord> records = new ArrayList<>();
         int at = 0;
         long expected = from;
@@ -410,6 +477,26 @@ public final class ReplicaLog {
                     RecordDescriptor.payload(bytes, at)));
             at += length;
             expected++;
+        }
+        return records;
+    }
+
+    /** Records not yet in their segments, from memory: written by this process, so not checked again. */
+    private List<LogRecord> readTail(long from, long tailStart, int maxBytes) {
+        List<LogRecord> records = new ArrayList<>();
+        int bytes = 0;
+        for (int i = (int) (from - tailStart); i < tail.size(); i++) {
+            ByteBuffer frame = tail.get(i);
+            bytes += frame.limit();
+            if (bytes > maxBytes && !records.isEmpty()) {
+                break;
+            }
+            records.add(new LogRecord(
+                    from + records.size(),
+                    RecordDescriptor.epoch(frame, 0),
+                    RecordDescriptor.type(frame, 0),
+                    RecordDescriptor.timestamp(frame, 0),
+                    RecordDescriptor.payload(frame, 0)));
         }
         return records;
     }
@@ -454,6 +541,9 @@ public final class ReplicaLog {
         awaitDurable(submitControl(RecordType.TRUNCATE, 0, offset, EMPTY, end, end));
         try {
             if (offset < nextOffset - 1) {
+                // records past the cut may still be on their way to the segment writer: let it take them in, so
+                // that truncateFiles drops them
+                storage.segmentWriter().awaitTakenIn();
                 truncateFiles(offset);
             }
         } catch (IOException e) {
@@ -539,13 +629,15 @@ public final class ReplicaLog {
         return durableOffset();
     }
 
-    private void checkNotOnJournalThread() {
-        if (Thread.currentThread() == storage.journalThread()) {
-            throw new IllegalStateException("truncate and snapshot install wait for the journal: not on its thread");
+    void checkNotOnJournalThread() {
+        Thread current = Thread.currentThread();
+        if (current == storage.journalThread() || current == storage.completerThread()) {
+            throw new IllegalStateException(
+                    "truncate, snapshot install and delete wait for the journal: not from a durability callback");
         }
     }
 
-    private void awaitDurable(CompletableFuture<Long> durable) throws StorageException {
+    void awaitDurable(CompletableFuture<Long> durable) throws StorageException {
         try {
             durable.join(); // uninterruptible: once journaled, the change must reach the files
         } catch (CompletionException e) {
@@ -587,15 +679,16 @@ public final class ReplicaLog {
         }
     }
 
-    private CompletableFuture<Long> submitControl(
+    CompletableFuture<Long> submitControl(
             RecordType type, long epoch, long offset, ByteBuffer payload, long endAfter, long result) {
         if (storage.closed()) {
             return CompletableFuture.failedFuture(new StorageException("storage closed"));
         }
         ByteBuffer frame = RecordDescriptor.encode(
                 objectId, epoch, offset, config.epochMillis().getAsLong(), type, payload);
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        storage.journal().submit(new JournalWriter.Entry(this, frame, type, endAfter, result, future));
+        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, endAfter, result, null, 0);
+        CompletableFuture<Long> future = entry.future();
+        storage.journal().submit(entry);
         return future;
     }
 
@@ -603,44 +696,128 @@ public final class ReplicaLog {
 
     private void truncateFiles(long after) throws IOException {
         long next = after + 1;
-        while (segments.size() > 1 && segments.getLast().baseOffset() >= next) {
-            segments.removeLast().closeAndDelete();
-            markDirectoryDirty();
+        long oldNext = nextOffset;
+        synchronized (files) {
+            // records the segment writer holds past the cut must never reach the files
+            long dropped = 0;
+            while (!unwritten.isEmpty() && unwritten.peekLast().endAfter() > after) {
+                dropped += unwritten.pollLast().frame().limit();
+            }
+            releaseUnwritten(dropped);
+            while (segments.size() > 1 && segments.getLast().baseOffset() >= next) {
+                segments.removeLast().closeAndDelete();
+                markDirectoryDirty();
+            }
+            Segment last = segments.getLast();
+            last.truncateBefore(Math.max(next, last.baseOffset()));
+            markDirty(last);
+            nextOffset = last.nextOffset();
+            writtenThrough = Math.min(writtenThrough, nextOffset - 1);
         }
-        Segment last = segments.getLast();
-        last.truncateBefore(Math.max(next, last.baseOffset()));
-        markDirty(last);
-        nextOffset = last.nextOffset();
+        tail.removeLast((int) Math.min(tail.size(), oldNext - nextOffset));
         state = state.withHistory(state.history().truncateAfter(after));
     }
 
     private void discardFiles(long before) throws IOException {
-        while (segments.size() > 1 && segments.get(1).baseOffset() <= before) {
-            segments.removeFirst().closeAndDelete();
-            markDirectoryDirty();
+        if (segments.size() < 2 || segments.get(1).baseOffset() > before) {
+            return;
+        }
+        synchronized (files) {
+            while (segments.size() > 1 && segments.get(1).baseOffset() <= before) {
+                // the new first segment's file must exist before the old ones go: recovery finds the log start by
+                // the first file, and the writer may not have reached it yet
+                if (segments.get(1).createFile()) {
+                    markDirectoryDirty();
+                }
+                segments.removeFirst().closeAndDelete(); // the segment writer drops what it holds for it
+                markDirectoryDirty();
+            }
         }
     }
 
     private void resetFiles(long offset) throws IOException {
-        for (Segment segment : segments) {
-            segment.closeAndDelete();
+        synchronized (files) {
+            clearUnwritten();
+            for (Segment segment : segments) {
+                segment.closeAndDelete();
+            }
+            segments.clear();
+            segments.add(Segment.lazy(directory, offset + 1, storage.io()));
+            markDirectoryDirty();
+            nextOffset = offset + 1;
+            writtenThrough = offset;
         }
-        segments.clear();
-        Segment fresh = Segment.create(directory, offset + 1, storage.io());
-        segments.add(fresh);
-        markDirty(fresh);
-        markDirectoryDirty();
-        nextOffset = offset + 1;
+        tail.clear();
     }
 
-    private void markDirty(Segment segment) {
+    /** Under {@code files}. */
+    private void clearUnwritten() {
+        long dropped = 0;
+        for (JournalWriter.Entry entry : unwritten) {
+            dropped += entry.frame().limit();
+        }
+        unwritten.clear();
+        releaseUnwritten(dropped);
+    }
+
+    /** Under {@code files}. */
+    private void releaseUnwritten(long bytes) {
+        if (bytes > 0) {
+            unwrittenBytes -= bytes;
+            SegmentWriter writer = storage.segmentWriter();
+            if (writer != null) {
+                writer.dropped(bytes);
+            }
+        }
+    }
+
+    /**
+     * Deletes every file of the replica and its directory; the replica takes nothing more. The caller made the
+     * deletion durable in the journal first, and forces the parent directory after.
+     */
+    void deleteFiles() throws IOException {
+        deleted = true;
+        synchronized (files) {
+            clearUnwritten();
+            for (Segment segment : segments) {
+                segment.closeAndDelete();
+            }
+        }
+        tail.clear();
+        deleteDirectory(directory);
+    }
+
+    /** Deletes a replica directory and the files in it, if it exists. */
+    static void deleteDirectory(Path directory) throws IOException {
+        if (Files.isDirectory(directory)) {
+            try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory)) {
+                for (Path file : stream) {
+                    Files.delete(file);
+                }
+            }
+            Files.deleteIfExists(directory);
+        }
+    }
+
+    /** Marks the replica deleted at once: appends are refused from here on. */
+    void markDeleted() {
+        deleted = true;
+    }
+
+    boolean deleted() {
+        return deleted;
+    }
+
+    /** Shard or segment writer: the segment has unforced writes. */
+    void markDirty(Segment segment) {
         if (!segment.dirty) {
             segment.dirty = true;
             storage.markDirty(segment);
         }
     }
 
-    private void markDirectoryDirty() {
+    /** Shard or segment writer: a file was created or deleted in the directory. */
+    void markDirectoryDirty() {
         if (!directoryDirty) {
             directoryDirty = true;
             storage.markDirectoryDirty(this);
@@ -711,6 +888,15 @@ public final class ReplicaLog {
     public Optional<String> damage() {
         ReplicaState current = state;
         return current.damaged() ? Optional.of(current.damage()) : Optional.empty();
+    }
+
+    /**
+     * Registers the listener that hears of this replica's durability once per journal batch (see {@link
+     * DurabilityListener}); replaces the previous one, {@code null} removes it. The cheap alternative to a future per
+     * append. Any thread (volatile write); takes effect for the next batch reported.
+     */
+    public void durabilityListener(DurabilityListener listener) {
+        durabilityListener = listener;
     }
 
     /** Whether an append failed in the journal; cleared by {@link #truncateAfter} at or below the durable offset. */

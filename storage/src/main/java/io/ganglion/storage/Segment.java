@@ -14,27 +14,44 @@ import java.util.Set;
  * its base offset, 20 decimal digits. Written through the page cache and never forced here; a checkpoint forces it.
  * Keeps the file position of every record in memory.
  *
- * <p>Implementation notes. The replica's shard thread (during recovery, the opening thread) owns everything here
- * except {@link #dirty}, which the checkpointer clears, and {@link #force()}, which the checkpointer calls. A force
- * racing a close (the shard deleted the segment) fails with a {@link java.nio.channels.ClosedChannelException}, which
- * the checkpointer ignores: the deletion is in the journal.
+ * <p>The layout is decided when a record is appended ({@link #reserve}): its position is the end of the previous
+ * record. The bytes reach the file later, written by the segment writer ({@link #write}); the file itself is created
+ * on the first write, so an append never touches the file system.
+ *
+ * <p>Implementation notes.
+ *
+ * <ul>
+ *   <li>The index ({@code positions}, {@code count}, {@code size}) belongs to the replica's shard thread (during
+ *       recovery, the opening thread).
+ *   <li>{@link #write}, {@link #truncateBefore}, {@link #closeAndDelete} and the creation of the file run under the
+ *       replica's file lock, by the segment writer or the shard. {@code channel} is volatile: the writer creates it,
+ *       and the shard reads through it only records the writer published as written, after it published them.
+ *   <li>{@link #force()} is called by the checkpointer without the lock. A force racing a close (the shard deleted the
+ *       segment) fails with a {@link java.nio.channels.ClosedChannelException}, which the checkpointer ignores: the
+ *       deletion is in the journal.
+ * </ul>
  */
 final class Segment {
     static final String SUFFIX = ".segment";
 
     private final long baseOffset;
     private final Path path;
-    private final FileChannel channel;
+    private final FileIo io;
+    private volatile FileChannel channel;
     private int[] positions = new int[256];
     private int count;
     private int size;
 
-    /** Set by the shard after a write, cleared by the checkpointer before it forces. */
+    /** Set under the replica's file lock when the file was deleted: the writer then drops what it held for it. */
+    boolean deleted;
+
+    /** Set after a write, cleared by the checkpointer before it forces. */
     volatile boolean dirty;
 
-    private Segment(long baseOffset, Path path, FileChannel channel) {
+    private Segment(long baseOffset, Path path, FileIo io, FileChannel channel) {
         this.baseOffset = baseOffset;
         this.path = path;
+        this.io = io;
         this.channel = channel;
     }
 
@@ -42,23 +59,22 @@ final class Segment {
         return String.format("%020d%s", baseOffset, SUFFIX);
     }
 
-    /** Creates an empty segment file, replacing any file of that name. */
+    /** A new, empty segment whose file is created by its first {@link #write} (replacing any file of that name). */
+    static Segment lazy(Path directory, long baseOffset, FileIo io) {
+        return new Segment(baseOffset, directory.resolve(name(baseOffset)), io, null);
+    }
+
+    /** Creates an empty segment file now, replacing any file of that name. */
     static Segment create(Path directory, long baseOffset, FileIo io) throws IOException {
-        Path path = directory.resolve(name(baseOffset));
-        FileChannel channel = io.open(
-                path,
-                Set.of(
-                        StandardOpenOption.CREATE,
-                        StandardOpenOption.READ,
-                        StandardOpenOption.WRITE,
-                        StandardOpenOption.TRUNCATE_EXISTING));
-        return new Segment(baseOffset, path, channel);
+        Segment segment = lazy(directory, baseOffset, io);
+        segment.openFile();
+        return segment;
     }
 
     /** Opens an existing segment file; {@link #recover} must run before anything else. */
     static Segment open(Path path, long baseOffset, FileIo io) throws IOException {
         FileChannel channel = io.open(path, Set.of(StandardOpenOption.READ, StandardOpenOption.WRITE));
-        return new Segment(baseOffset, path, channel);
+        return new Segment(baseOffset, path, io, channel);
     }
 
     /** Receives the epoch and offset of each good record a recovery scan passes. */
@@ -74,7 +90,7 @@ final class Segment {
     FrameScanner.Result recover(long objectId, int maxFrameLength, RecordObserver observer) throws IOException {
         count = 0;
         size = 0;
-        FrameScanner.Result result = FrameScanner.scan(channel, 0, maxFrameLength, (buffer, at, position) -> {
+        return FrameScanner.scan(channel, 0, maxFrameLength, (buffer, at, position) -> {
             RecordType type = RecordDescriptor.type(buffer, at);
             long offset = RecordDescriptor.offset(buffer, at);
             if (RecordDescriptor.objectId(buffer, at) != objectId || !type.logRecord() || offset != nextOffset()) {
@@ -84,7 +100,6 @@ final class Segment {
             observer.record(RecordDescriptor.epoch(buffer, at), offset);
             return true;
         });
-        return result;
     }
 
     long baseOffset() {
@@ -100,6 +115,7 @@ final class Segment {
         return baseOffset + count;
     }
 
+    /** Bytes of the records indexed, written or not. */
     int size() {
         return size;
     }
@@ -109,19 +125,66 @@ final class Segment {
     }
 
     long fileSize() throws IOException {
-        return channel.size();
+        FileChannel current = channel;
+        return current == null ? 0 : current.size();
     }
 
-    /** Appends one frame at the end. On failure cuts the file back, so a torn frame never stays behind. */
+    /** Indexes the next record, {@code length} bytes at the end, and returns its file position. Writes nothing. */
+    int reserve(int length) {
+        int position = size;
+        index(position, length);
+        return position;
+    }
+
+    /** Indexes and writes one frame at the end, now; for recovery. On failure cuts the file back. */
     void append(ByteBuffer frame) throws IOException {
         int length = frame.remaining();
+        FileChannel current = openFile();
         try {
-            DurableFiles.writeFully(channel, frame.duplicate(), size);
+            DurableFiles.writeFully(current, frame.duplicate(), size);
         } catch (IOException e) {
-            channel.truncate(size);
+            current.truncate(size);
             throw e;
         }
         index(size, length);
+    }
+
+    /**
+     * Writes bytes at a file position {@link #reserve} handed out, creating the file on the first write. Under the
+     * replica's file lock.
+     *
+     * @return whether the file was created by this call
+     */
+    boolean write(ByteBuffer bytes, long position) throws IOException {
+        boolean created = channel == null;
+        DurableFiles.writeFully(openFile(), bytes, position);
+        return created;
+    }
+
+    /**
+     * Creates the (empty) file now if the writer has not yet; the writer then fills it. Under the replica's file lock.
+     *
+     * @return whether the file was created by this call
+     */
+    boolean createFile() throws IOException {
+        boolean created = channel == null;
+        openFile();
+        return created;
+    }
+
+    private FileChannel openFile() throws IOException {
+        FileChannel current = channel;
+        if (current == null) {
+            current = io.open(
+                    path,
+                    Set.of(
+                            StandardOpenOption.CREATE,
+                            StandardOpenOption.READ,
+                            StandardOpenOption.WRITE,
+                            StandardOpenOption.TRUNCATE_EXISTING));
+            channel = current;
+        }
+        return current;
     }
 
     private void index(int position, int length) {
@@ -132,11 +195,17 @@ final class Segment {
         size = position + length;
     }
 
-    /** Keeps the records before {@code next} (an offset of this segment or its next offset), cutting the file. */
+    /**
+     * Keeps the records before {@code next} (an offset of this segment or its next offset), cutting the file. Under
+     * the replica's file lock.
+     */
     void truncateBefore(long next) throws IOException {
         int keep = (int) (next - baseOffset);
         int newSize = keep >= count ? size : positions[keep];
-        channel.truncate(newSize);
+        FileChannel current = channel;
+        if (current != null && current.size() > newSize) {
+            current.truncate(newSize);
+        }
         count = Math.min(keep, count);
         size = newSize;
     }
@@ -147,16 +216,17 @@ final class Segment {
     }
 
     /**
-     * Reads whole frames from {@code from}: as many as fit in {@code maxBytes}, and at least one.
+     * Reads whole frames from {@code from} to at most {@code last}: as many as fit in {@code maxBytes}, and at least
+     * one. Only for records already written to the file.
      *
      * @return a buffer holding the frames, position 0; the caller verifies each
      */
-    ByteBuffer read(long from, int maxBytes) throws IOException {
+    ByteBuffer read(long from, long last, int maxBytes) throws IOException {
         int first = (int) (from - baseOffset);
         int start = positions[first];
         // the last record whose end is within the budget, at least the first
         int low = first;
-        int high = count - 1;
+        int high = (int) Math.min(count - 1, last - baseOffset);
         while (low < high) {
             int mid = (low + high + 1) >>> 1;
             if (end(mid) - start <= maxBytes) {
@@ -175,15 +245,23 @@ final class Segment {
     }
 
     void force() throws IOException {
-        channel.force(false);
+        FileChannel current = channel;
+        if (current != null) {
+            current.force(false);
+        }
     }
 
     void close() throws IOException {
-        channel.close();
+        FileChannel current = channel;
+        if (current != null) {
+            current.close();
+        }
     }
 
+    /** Closes and deletes the file; the writer drops whatever it still holds for it. Under the replica's file lock. */
     void closeAndDelete() throws IOException {
-        channel.close();
+        deleted = true;
+        close();
         Files.deleteIfExists(path);
     }
 }

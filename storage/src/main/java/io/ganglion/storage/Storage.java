@@ -49,11 +49,15 @@ import org.slf4j.LoggerFactory;
  * replicas damaged where checkpointed data is gone, then checkpoints, so everything it serves afterwards is
  * durable.
  *
- * <p>Implementation notes. Three kinds of thread touch a store. Shard threads call {@link #replica} and everything on
- * a {@link ReplicaLog} (each replica owned by one shard). The journal writer thread ({@code ganglion-journal-*}) does
- * group commit. The background thread ({@code ganglion-storage-*}) runs checkpoints and preallocates journal files;
- * {@link #checkpointNow} is synchronized so a checkpoint asked for on close cannot overlap one already running.
- * Shared sets {@code dirtySegments} and {@code dirtyDirectories} are filled by shards and drained by checkpoints.
+ * <p>Implementation notes. Five kinds of thread touch a store. Shard threads call {@link #replica} and everything on
+ * a {@link ReplicaLog} (each replica owned by one shard); an append makes no file system call. The journal writer
+ * ({@code ganglion-journal-*}) does group commit. The segment writer ({@code ganglion-segments-*}) writes records to
+ * their segment files behind it. The completer ({@code ganglion-durable-*}) completes futures and calls durability
+ * listeners. The background thread ({@code ganglion-storage-*}) runs checkpoints and preallocates journal files.
+ * {@link #checkpointNow} and the file removal of {@link #deleteReplica} are synchronized on the store, so they never
+ * overlap; nothing else takes that monitor ({@link #refreshAppendRefusal} has its own lock, as the segment writer
+ * calls it while a checkpoint waits for it). Shared sets {@code dirtySegments} and {@code dirtyDirectories} are filled
+ * by shards and the segment writer and drained by checkpoints.
  */
 public final class Storage implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Storage.class);
@@ -66,19 +70,34 @@ public final class Storage implements AutoCloseable {
     private final StorageConfig config;
     private final FileIo io;
     private final ConcurrentHashMap<Long, ReplicaLog> replicas = new ConcurrentHashMap<>();
+    /** Replicas whose deletion is journaled but whose files may not all be gone; checkpoints must not pass it. */
+    private final ConcurrentHashMap<Long, ReplicaLog> deleting = new ConcurrentHashMap<>();
+
     private final Set<Segment> dirtySegments = ConcurrentHashMap.newKeySet();
     private final Set<ReplicaLog> dirtyDirectories = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean checkpointPending = new AtomicBoolean();
     private final AtomicLong checkpoints = new AtomicLong();
     private final AtomicLong checkpointForces = new AtomicLong();
     private final Object creationLock = new Object();
+    private final Object refusalLock = new Object();
     private volatile boolean replicasDirectoryDirty;
     private volatile boolean closed;
+    /** Why every append is refused now, or null; one field that rarely changes, read by every append. */
+    private volatile AppendOutcome appendRefusal;
+
     private FileChannel lockChannel;
     private FileLock lock;
     private ExecutorService background;
     private JournalWriter journal;
     private Thread journalThread;
+    private SegmentWriter segmentWriter;
+    private Thread segmentWriterThread;
+    private Completer completer;
+    private Thread completerThread;
+    /** Recovery only: objects whose deletion the journal holds, and those the replay has deleted so far. */
+    private final Set<Long> deletedInJournal = new java.util.HashSet<>();
+
+    private CheckpointFile.Checkpoint recoveredCheckpoint = CheckpointFile.Checkpoint.INITIAL;
 
     private Storage(Path directory, StorageConfig config, FileIo io) {
         this.directory = directory;
@@ -117,6 +136,7 @@ public final class Storage implements AutoCloseable {
         Files.createDirectories(replicasDirectory);
         lockDirectory();
         CheckpointFile.Checkpoint checkpoint = CheckpointFile.read(directory).orElse(CheckpointFile.Checkpoint.INITIAL);
+        recoveredCheckpoint = checkpoint;
         try (DirectoryStream<Path> stream = Files.newDirectoryStream(replicasDirectory)) {
             for (Path replicaDirectory : stream) {
                 long objectId =
@@ -124,16 +144,18 @@ public final class Storage implements AutoCloseable {
                 replicas.put(objectId, recoverReplica(objectId, checkpoint));
             }
         }
-        for (long objectId : checkpoint.syncedThrough().keySet()) {
-            if (!replicas.containsKey(objectId)) {
-                LOG.error("replica directory missing: object={}", objectId);
-                replicas.put(objectId, recoverReplica(objectId, checkpoint));
-            }
-        }
         // pass 1: where does the journal rewrite each replica? Everything below that and the synced offset is
         // untouched since the checkpoint; everything above it that is durable is in the journal
         Map<Long, Long> lowestRewrite = new HashMap<>();
         long end = scanJournal(checkpoint, (buffer, at) -> noteRewrite(buffer, at, lowestRewrite));
+        for (long objectId : checkpoint.syncedThrough().keySet()) {
+            // a deleted replica's directory is gone by design; the replay deletes whatever is left of it
+            if (!replicas.containsKey(objectId) && !deletedInJournal.contains(objectId)) {
+                LOG.error("replica directory missing: object={}", objectId);
+                replicas.put(objectId, recoverReplica(objectId, checkpoint));
+            }
+        }
+        deletedInJournal.clear(); // from here: the objects the replay has deleted so far
         for (ReplicaLog replica : replicas.values()) {
             replica.prepareReplay(lowestRewrite.getOrDefault(replica.objectId(), Long.MAX_VALUE));
         }
@@ -237,8 +259,12 @@ public final class Storage implements AutoCloseable {
 
     private boolean noteRewrite(ByteBuffer buffer, int at, Map<Long, Long> lowest) throws IOException {
         long objectId = RecordDescriptor.objectId(buffer, at);
-        replicaForReplay(objectId);
         RecordType type = RecordDescriptor.type(buffer, at);
+        if (type == RecordType.DELETE) {
+            deletedInJournal.add(objectId);
+            return true;
+        }
+        replicaForReplay(objectId);
         if (type == RecordType.SNAPSHOT && snapshotHistory(buffer, at) == null) {
             return false; // refused here exactly as the replay refuses it
         }
@@ -248,10 +274,16 @@ public final class Storage implements AutoCloseable {
         return true;
     }
 
+    /**
+     * The replica a journal record belongs to, recovered from its directory when first seen. After a replayed
+     * deletion the object starts anew: nothing of it was ever synced.
+     */
     private ReplicaLog replicaForReplay(long objectId) throws IOException {
         ReplicaLog replica = replicas.get(objectId);
         if (replica == null) {
-            replica = recoverReplica(objectId, CheckpointFile.Checkpoint.INITIAL);
+            replica = recoverReplica(
+                    objectId,
+                    deletedInJournal.contains(objectId) ? CheckpointFile.Checkpoint.INITIAL : recoveredCheckpoint);
             replicas.put(objectId, replica);
         }
         return replica;
@@ -270,8 +302,13 @@ public final class Storage implements AutoCloseable {
         long objectId = RecordDescriptor.objectId(buffer, at);
         long offset = RecordDescriptor.offset(buffer, at);
         long epoch = RecordDescriptor.epoch(buffer, at);
+        RecordType type = RecordDescriptor.type(buffer, at);
+        if (type == RecordType.DELETE) {
+            replayDelete(objectId);
+            return true;
+        }
         ReplicaLog replica = replicaForReplay(objectId);
-        switch (RecordDescriptor.type(buffer, at)) {
+        switch (type) {
             case DATA, EPOCH_START ->
                 replica.replayRecord(buffer.slice(at, RecordDescriptor.frameLength(buffer, at)), offset, epoch);
             case TRUNCATE -> replica.replayTruncate(offset);
@@ -284,8 +321,21 @@ public final class Storage implements AutoCloseable {
                 }
                 replica.replaySnapshot(offset, history);
             }
+            case DELETE -> throw new IllegalStateException("handled above");
         }
         return true;
+    }
+
+    /** Finishes a journaled deletion: whatever is left of the replica's files goes, durably. */
+    private void replayDelete(long objectId) throws IOException {
+        deletedInJournal.add(objectId);
+        ReplicaLog replica = replicas.remove(objectId);
+        if (replica != null) {
+            replica.deleteFiles();
+        } else {
+            ReplicaLog.deleteDirectory(replicasDirectory.resolve(ReplicaLog.directoryName(objectId)));
+        }
+        DurableFiles.forceDirectory(replicasDirectory);
     }
 
     private void start(long journalPosition) throws IOException {
@@ -295,12 +345,28 @@ public final class Storage implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
+        segmentWriter = new SegmentWriter(directory.toString(), config, this);
+        completer = new Completer(directory.toString());
         journal = new JournalWriter(
-                journalDirectory, journalPosition, config, io, this::requestCheckpoint, this::requestSpare);
+                journalDirectory,
+                journalPosition,
+                config,
+                io,
+                this::requestCheckpoint,
+                this::requestSpare,
+                this::refreshAppendRefusal,
+                segmentWriter,
+                completer);
         if (config.preallocateJournal()) {
             journal.prepareSpare(); // open is not latency-critical: start on a preallocated file too
         }
         journal.openFirstFile();
+        segmentWriterThread = new Thread(segmentWriter, "ganglion-segments-" + name);
+        segmentWriterThread.setDaemon(true);
+        segmentWriterThread.start();
+        completerThread = new Thread(completer, "ganglion-durable-" + name);
+        completerThread.setDaemon(true);
+        completerThread.start();
         journalThread = new Thread(journal, "ganglion-journal-" + name);
         journalThread.setDaemon(true);
         journalThread.start();
@@ -349,6 +415,43 @@ public final class Storage implements AutoCloseable {
     /** The replica of {@code objectId} if this directory holds one. */
     public Optional<ReplicaLog> existingReplica(long objectId) {
         return Optional.ofNullable(replicas.get(objectId));
+    }
+
+    /**
+     * Deletes the replica of {@code objectId} and frees its disk: a {@code DELETE} record is journaled and forced
+     * first, then every file of the replica and its directory are deleted and the directory removal is forced. A
+     * crash at any point after the force finishes the deletion on the next open (replay deletes again); a checkpoint
+     * does not pass the record until the files are durably gone, so the replay never resurrects the replica.
+     *
+     * <p>Appends to the replica are refused ({@link AppendOutcome.Reason#DELETED}) from the call on, and its reads
+     * fail. Afterwards {@link #replica} creates a new, empty replica for the same object id. Blocks the caller for one
+     * journal force; call it from the shard that owned the replica, or once no shard uses it, never from a durability
+     * callback.
+     *
+     * @return false if the directory holds no replica of {@code objectId}
+     * @throws IllegalStateException if called on the journal writer thread
+     * @throws StorageException if the journal failed (the replica is then still there, but refuses appends) or the
+     *     files could not be deleted (the next open deletes them)
+     */
+    public boolean deleteReplica(long objectId) throws IOException {
+        ReplicaLog replica = replicas.get(objectId);
+        if (replica == null) {
+            return false;
+        }
+        replica.checkNotOnJournalThread();
+        replica.markDeleted();
+        replica.awaitDurable(replica.submitControl(RecordType.DELETE, 0, 0, ByteBuffer.allocate(0), -1, -1));
+        synchronized (this) { // no checkpoint runs while the files go
+            synchronized (creationLock) {
+                replicas.remove(objectId, replica);
+                deleting.put(objectId, replica);
+            }
+            replica.deleteFiles();
+            DurableFiles.forceDirectory(replicasDirectory);
+            deleting.remove(objectId, replica); // durably gone: checkpoints may pass the record now
+        }
+        LOG.info("replica deleted: dir={} object={}", directory, objectId);
+        return true;
     }
 
     /** Object ids of every replica in this directory. */
@@ -406,8 +509,9 @@ public final class Storage implements AutoCloseable {
 
     /**
      * Forces every dirty segment and directory, writes changed state files and the checkpoint file at {@code
-     * position}, then deletes journal files wholly behind it. Every journal frame before {@code position} was
-     * written to its segment before it was queued, so the forced segments hold all of it.
+     * position}, then deletes journal files wholly behind it. Every journal frame before {@code position} was handed
+     * to the segment writer before that position was published, and the segment writer writes all it was handed
+     * before the segments are forced, so the forced segments hold all of it.
      */
     synchronized void checkpointNow(long forcedPosition) throws IOException {
         List<ReplicaLog> all = new ArrayList<>(replicas.values());
@@ -416,9 +520,15 @@ public final class Storage implements AutoCloseable {
             // a truncate or snapshot journaled but not yet applied to the files must stay in the replayed journal
             position = Math.min(position, replica.pendingRewritePosition);
         }
+        for (ReplicaLog replica : deleting.values()) {
+            position = Math.min(position, replica.pendingRewritePosition); // so must a deletion not yet done
+        }
+        if (segmentWriter != null) {
+            awaitSegmentWrites();
+        }
         Map<Long, Long> synced = new HashMap<>();
         for (ReplicaLog replica : all) {
-            synced.put(replica.objectId(), replica.lastOffset()); // read before forcing: all of it gets forced
+            synced.put(replica.objectId(), replica.writtenThrough); // read before forcing: all of it gets forced
         }
         long forced = 0;
         for (Iterator<Segment> it = dirtySegments.iterator(); it.hasNext(); ) {
@@ -465,8 +575,45 @@ public final class Storage implements AutoCloseable {
         checkpointForces.addAndGet(forced);
     }
 
+    /** Waits until the segment writer wrote everything the journal handed it so far. */
+    void awaitSegmentWrites() throws IOException {
+        try {
+            segmentWriter.flushAll().get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StorageException("interrupted while waiting for segment writes: " + directory, e);
+        } catch (ExecutionException e) {
+            throw new StorageException("segment writes failed, journal kept: " + directory, e.getCause());
+        }
+    }
+
     void markDirty(Segment segment) {
         dirtySegments.add(segment);
+    }
+
+    /** Why every append is refused now, or null. Any thread. */
+    AppendOutcome appendRefusal() {
+        return appendRefusal;
+    }
+
+    /** Recomputes {@link #appendRefusal()}; called by whoever changed one of its inputs. */
+    void refreshAppendRefusal() {
+        synchronized (refusalLock) { // not the store's monitor: checkpoints hold that while they wait for the writer
+            appendRefusal = computeAppendRefusal();
+        }
+    }
+
+    private AppendOutcome computeAppendRefusal() {
+        IOException segmentFailure = segmentWriter == null ? null : segmentWriter.failure();
+        AppendOutcome refusal;
+        if (closed || (journal != null && journal.failure() != null)) {
+            refusal = AppendOutcome.Rejected.of(AppendOutcome.Reason.CLOSED);
+        } else if (segmentFailure != null) {
+            refusal = new AppendOutcome.Failed(segmentFailure);
+        } else {
+            refusal = null;
+        }
+        return refusal;
     }
 
     void markDirectoryDirty(ReplicaLog replica) {
@@ -491,8 +638,16 @@ public final class Storage implements AutoCloseable {
         return journal;
     }
 
+    SegmentWriter segmentWriter() {
+        return segmentWriter;
+    }
+
     Thread journalThread() {
         return journalThread;
+    }
+
+    Thread completerThread() {
+        return completerThread;
     }
 
     boolean closed() {
@@ -511,6 +666,16 @@ public final class Storage implements AutoCloseable {
     /** Journal batches written and forced so far. */
     public long journalBatches() {
         return journal.batches();
+    }
+
+    /** Journal bytes written and forced so far. */
+    public long journalBytes() {
+        return journal.bytes();
+    }
+
+    /** Write calls the segment writer made so far (each carries many records under load). */
+    public long segmentWrites() {
+        return segmentWriter.writes();
     }
 
     /** Journal entries (records and control records) made durable so far. */
@@ -553,6 +718,7 @@ public final class Storage implements AutoCloseable {
             return;
         }
         closed = true;
+        appendRefusal = AppendOutcome.Rejected.of(AppendOutcome.Reason.CLOSED);
         journal.stop();
         try {
             journalThread.join();
@@ -571,6 +737,14 @@ public final class Storage implements AutoCloseable {
         } catch (ExecutionException e) {
             throw new StorageException("final checkpoint failed: " + directory, e.getCause());
         } finally {
+            segmentWriter.stop(); // writes what it still holds first: a halt leaves the page cache as a crash would
+            completer.stop(); // reports what is queued first
+            try {
+                segmentWriterThread.join();
+                completerThread.join();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             background.shutdown();
             try {
                 background.awaitTermination(1, TimeUnit.MINUTES);

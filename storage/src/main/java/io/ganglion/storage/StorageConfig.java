@@ -14,6 +14,14 @@ import java.util.function.LongSupplier;
  * @param preallocateJournal whether journal files are filled with zeros ahead of use, so a force need not update the
  *     file size
  * @param epochMillis the clock for record timestamps
+ * @param segmentWriteBytes the segment writer holds a replica's records in memory until they add up to this, then
+ *     writes them in one call (it also writes everything when idle, every second, and for a checkpoint)
+ * @param writeBehindBytes once the records held by the segment writer, over all replicas, pass this, it writes all of
+ *     them
+ * @param maxWriteBehindBytes the bound on the heap the write-behind takes: past half of it handed to the segment
+ *     writer and not yet written (over all replicas), the journal writer waits for the segment writer, so confirms
+ *     slow down; past all of it appended and not yet written for one replica, its appends are refused ({@link
+ *     AppendOutcome.Reason#BACKLOG})
  */
 public record StorageConfig(
         int segmentBytes,
@@ -22,7 +30,14 @@ public record StorageConfig(
         int maxBatchBytes,
         int maxRecordBytes,
         boolean preallocateJournal,
-        LongSupplier epochMillis) {
+        LongSupplier epochMillis,
+        int segmentWriteBytes,
+        long writeBehindBytes,
+        long maxWriteBehindBytes) {
+
+    public static final int DEFAULT_SEGMENT_WRITE_BYTES = 64 << 10;
+    public static final long DEFAULT_WRITE_BEHIND_BYTES = 16L << 20;
+    public static final long DEFAULT_MAX_WRITE_BEHIND_BYTES = 256L << 20;
 
     public StorageConfig {
         requireAtLeast("segmentBytes", segmentBytes, RecordDescriptor.HEADER_LENGTH);
@@ -30,12 +45,37 @@ public record StorageConfig(
         requireAtLeast("checkpointJournalBytes", checkpointJournalBytes, 1);
         requireAtLeast("maxBatchBytes", maxBatchBytes, 4096);
         requireAtLeast("maxRecordBytes", maxRecordBytes, RecordDescriptor.HEADER_LENGTH);
+        requireAtLeast("segmentWriteBytes", segmentWriteBytes, 1);
+        requireAtLeast("writeBehindBytes", writeBehindBytes, 1);
+        requireAtLeast("maxWriteBehindBytes", maxWriteBehindBytes, Math.max(writeBehindBytes, maxRecordBytes));
         if (segmentBytes > 1 << 30) {
             throw new IllegalArgumentException("segmentBytes above 1 GiB: " + segmentBytes);
         }
         if (epochMillis == null) {
             throw new IllegalArgumentException("epochMillis clock is required");
         }
+    }
+
+    /** Default write-behind: 64 KiB per replica write, everything written past 16 MiB, appends refused past 256 MiB. */
+    public StorageConfig(
+            int segmentBytes,
+            int journalFileBytes,
+            long checkpointJournalBytes,
+            int maxBatchBytes,
+            int maxRecordBytes,
+            boolean preallocateJournal,
+            LongSupplier epochMillis) {
+        this(
+                segmentBytes,
+                journalFileBytes,
+                checkpointJournalBytes,
+                maxBatchBytes,
+                maxRecordBytes,
+                preallocateJournal,
+                epochMillis,
+                DEFAULT_SEGMENT_WRITE_BYTES,
+                DEFAULT_WRITE_BEHIND_BYTES,
+                Math.max(DEFAULT_MAX_WRITE_BEHIND_BYTES, maxRecordBytes));
     }
 
     /** 64 MiB segments and journal files, a checkpoint every 128 MiB of journal, 8 MiB records at most. */
@@ -51,7 +91,10 @@ public record StorageConfig(
                 maxBatchBytes,
                 maxRecordBytes,
                 preallocateJournal,
-                epochMillis);
+                epochMillis,
+                segmentWriteBytes,
+                writeBehindBytes,
+                maxWriteBehindBytes);
     }
 
     public StorageConfig withJournalFileBytes(int bytes) {
@@ -62,12 +105,24 @@ public record StorageConfig(
                 maxBatchBytes,
                 maxRecordBytes,
                 preallocateJournal,
-                epochMillis);
+                epochMillis,
+                segmentWriteBytes,
+                writeBehindBytes,
+                maxWriteBehindBytes);
     }
 
     public StorageConfig withCheckpointJournalBytes(long bytes) {
         return new StorageConfig(
-                segmentBytes, journalFileBytes, bytes, maxBatchBytes, maxRecordBytes, preallocateJournal, epochMillis);
+                segmentBytes,
+                journalFileBytes,
+                bytes,
+                maxBatchBytes,
+                maxRecordBytes,
+                preallocateJournal,
+                epochMillis,
+                segmentWriteBytes,
+                writeBehindBytes,
+                maxWriteBehindBytes);
     }
 
     public StorageConfig withPreallocateJournal(boolean preallocate) {
@@ -78,7 +133,24 @@ public record StorageConfig(
                 maxBatchBytes,
                 maxRecordBytes,
                 preallocate,
-                epochMillis);
+                epochMillis,
+                segmentWriteBytes,
+                writeBehindBytes,
+                maxWriteBehindBytes);
+    }
+
+    public StorageConfig withWriteBehind(int segmentWrite, long writeBehind, long maxWriteBehind) {
+        return new StorageConfig(
+                segmentBytes,
+                journalFileBytes,
+                checkpointJournalBytes,
+                maxBatchBytes,
+                maxRecordBytes,
+                preallocateJournal,
+                epochMillis,
+                segmentWrite,
+                writeBehind,
+                maxWriteBehind);
     }
 
     private static void requireAtLeast(String name, long value, long minimum) {

@@ -24,6 +24,8 @@ import java.util.concurrent.Semaphore;
  *   T object offset           truncate after offset durable
  *   S object epoch            seal durable
  *   X object startOffset      discard durable, log starts at startOffset
+ *   r object                  delete issued (printed before the call; may or may not survive)
+ *   R object epoch            delete durable; the object starts anew, its records from epoch on
  * </pre>
  *
  * Lines of one object come in journal order: the journal writer thread writes them as it completes futures, and
@@ -65,7 +67,7 @@ public final class CrashChild {
                 owned.add(storage.replica(object));
             }
             SplittableRandom random = new SplittableRandom(seed * 31 + shard);
-            Thread thread = new Thread(() -> runShard(owned, random, out), "shard-" + shard);
+            Thread thread = new Thread(() -> runShard(storage, owned, random, out), "shard-" + shard);
             shards.add(thread);
             thread.start();
         }
@@ -75,7 +77,7 @@ public final class CrashChild {
         }
     }
 
-    private static void runShard(List<ReplicaLog> logs, SplittableRandom random, PrintStream out) {
+    private static void runShard(Storage storage, List<ReplicaLog> logs, SplittableRandom random, PrintStream out) {
         Semaphore inFlight = new Semaphore(256);
         long[] epochs = new long[logs.size()];
         for (int i = 0; i < logs.size(); i++) {
@@ -88,7 +90,17 @@ public final class CrashChild {
             ReplicaLog log = logs.get(index);
             long id = log.objectId();
             int action = random.nextInt(1000);
-            if (action < 4 && log.lastOffset() > log.startOffset() + 5) {
+            if (action < 1) {
+                epochs[index]++; // the new log's records are of later epochs than the old one's
+                out.println("r " + id);
+                try {
+                    storage.deleteReplica(id); // blocks until durable
+                    logs.set(index, storage.replica(id));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+                out.println("R " + id + " " + epochs[index]);
+            } else if (action < 4 && log.lastOffset() > log.startOffset() + 5) {
                 long after = Math.max(log.startOffset() - 1, log.lastOffset() - random.nextInt(1, 30));
                 epochs[index]++; // offsets after the cut get new records of a new epoch
                 out.println("t " + id + " " + after);

@@ -119,22 +119,6 @@ class JournalWriterTest {
     }
 
     @Test
-    void shouldFailAppendWhenSegmentWriteFails() throws IOException {
-        FaultyFileIo io = new FaultyFileIo(Segment.SUFFIX);
-        try (Storage storage = Storage.open(dir, smallConfig(), io)) {
-            ReplicaLog log = storage.replica(1);
-            appendDurably(log, 1, 3);
-            io.failWrites = true;
-            AppendOutcome outcome = log.append(1, RecordType.DATA, payload(1, 3));
-            assertThat(outcome).isInstanceOf(AppendOutcome.Failed.class);
-            assertThat(log.nextOffset()).isEqualTo(3);
-            io.failWrites = false;
-            assertThat(appendDurably(log, 1, 2)).isEqualTo(4);
-            assertPayloads(log, readAll(log));
-        }
-    }
-
-    @Test
     void shouldCompleteFuturesOnlyAfterForce() throws IOException {
         FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
         try (Storage storage = Storage.open(dir, smallConfig(), io)) {
@@ -148,6 +132,39 @@ class JournalWriterTest {
             io.forceGate.countDown();
             assertThat(await(durable)).isEqualTo(2);
             assertThat(log.durableOffset()).isEqualTo(2);
+        }
+    }
+
+    @Test
+    void shouldTellTheDurabilityListenerOnlyAfterTheForceReturned() throws Exception {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        try (Storage storage = Storage.open(dir, smallConfig(), io)) {
+            ReplicaLog log = storage.replica(1);
+            appendDurably(log, 1, 2);
+            java.util.concurrent.LinkedBlockingQueue<Long> heard = new java.util.concurrent.LinkedBlockingQueue<>();
+            log.durabilityListener(new DurabilityListener() {
+                @Override
+                public void durable(long offset) {
+                    heard.add(offset);
+                }
+            });
+            io.forceGate = new CountDownLatch(1);
+            for (int i = 2; i < 10; i++) {
+                assertThat(log.append(1, RecordType.DATA, payload(1, i))).isInstanceOf(Appended.class);
+            }
+            // the journal writer wrote a batch and is inside its force: nothing of it may be reported yet
+            assertThat(io.forceHeld.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(heard.poll(100, TimeUnit.MILLISECONDS)).isNull();
+            assertThat(log.durableOffset()).isEqualTo(1);
+            io.forceGate.countDown();
+            long last = -1;
+            while (last < 9) {
+                Long offset = heard.poll(10, TimeUnit.SECONDS);
+                assertThat(offset).as("the listener hears every batch").isNotNull();
+                assertThat(offset).isGreaterThan(last);
+                last = offset;
+            }
+            assertThat(log.durableOffset()).isEqualTo(9);
         }
     }
 

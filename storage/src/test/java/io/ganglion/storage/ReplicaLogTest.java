@@ -181,6 +181,7 @@ class ReplicaLogTest {
     @Test
     void shouldMarkReplicaDamagedOnCorruptRecordInSegment() throws IOException {
         appendDurably(log, 1, 30);
+        storage.awaitSegmentWrites(); // from here reads come from the file
         Path segment = log.segmentFiles().getFirst();
         try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
             ByteBuffer one = ByteBuffer.allocate(1);
@@ -200,6 +201,7 @@ class ReplicaLogTest {
     @Test
     void shouldClearDamageWhenSnapshotInstalled() throws IOException {
         appendDurably(log, 1, 30);
+        storage.awaitSegmentWrites();
         Path segment = log.segmentFiles().getFirst();
         try (FileChannel channel = FileChannel.open(segment, StandardOpenOption.WRITE)) {
             channel.write(ByteBuffer.wrap(new byte[] {0x55, 0x55}), 20);

@@ -21,10 +21,10 @@ class SegmentTest {
         }
         assertThat(segment.nextOffset()).isEqualTo(110);
         assertThat(segment.size()).isEqualTo(10 * 64);
-        ByteBuffer three = segment.read(103, 3 * 64 + 10);
+        ByteBuffer three = segment.read(103, Long.MAX_VALUE, 3 * 64 + 10);
         assertThat(three.limit()).isEqualTo(3 * 64);
         assertThat(RecordDescriptor.offset(three, 0)).isEqualTo(103);
-        assertThat(segment.read(109, 1).limit()).isEqualTo(64);
+        assertThat(segment.read(109, 109, 1).limit()).isEqualTo(64);
         segment.close();
     }
 

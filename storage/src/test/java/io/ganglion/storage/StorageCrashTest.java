@@ -45,6 +45,12 @@ class StorageCrashTest {
     private final Map<Long, Long> reportedSeal = new HashMap<>();
     /** Per object, the lowest truncate point issued in this run: records after it may be gone or replaced. */
     private final Map<Long, Long> issuedTruncate = new HashMap<>();
+    /** Objects whose deletion was issued in this run and not reported: the old log may or may not be there. */
+    private final java.util.Set<Long> issuedDelete = new java.util.HashSet<>();
+
+    private int reportedDeletes;
+    /** Per object deleted in this run, the lowest epoch its new log may hold. */
+    private final Map<Long, Long> deletedBelowEpoch = new HashMap<>();
     /** Per object, the child's recent lines other than D, and the first D after each: shown when a run fails. */
     private final Map<Long, java.util.ArrayDeque<String>> trail = new HashMap<>();
 
@@ -66,6 +72,10 @@ class StorageCrashTest {
             }
         }
         assertThat(totalLines).isGreaterThan(RUNS * 50);
+        if (RUNS >= 20) {
+            assertThat(reportedDeletes).as("deletions exercised").isPositive();
+        }
+        System.out.println("crash runs=" + RUNS + " lines=" + totalLines + " deletes=" + reportedDeletes);
     }
 
     private int crashOnce(long childSeed, int killAfterLines) throws Exception {
@@ -163,6 +173,16 @@ class StorageCrashTest {
                 reportedStart.merge(object, start, Math::max);
                 records.headMap(start, false).clear();
             }
+            case "r" -> issuedDelete.add(object);
+            case "R" -> {
+                reportedDeletes++;
+                issuedDelete.remove(object);
+                records.clear();
+                reportedStart.remove(object);
+                reportedSeal.remove(object);
+                issuedTruncate.remove(object);
+                deletedBelowEpoch.put(object, Long.parseLong(parts[2]));
+            }
             default -> throw new AssertionError("unexpected line from child: " + line);
         }
     }
@@ -175,12 +195,20 @@ class StorageCrashTest {
                 assertThat(log.damaged())
                         .as("object %d damaged: %s", object, log.damage())
                         .isFalse();
-                assertThat(log.sealedEpoch()).isGreaterThanOrEqualTo(reportedSeal.getOrDefault(object, -1L));
-                assertThat(log.startOffset()).isGreaterThanOrEqualTo(reportedStart.getOrDefault(object, 0L));
+                // an issued, unreported delete may have happened: then nothing of the old log need be there
+                boolean mayBeDeleted = issuedDelete.contains(object);
+                if (!mayBeDeleted) {
+                    assertThat(log.sealedEpoch())
+                            .as("object %d sealed epoch; recent lines %s", object, trail.get(object))
+                            .isGreaterThanOrEqualTo(reportedSeal.getOrDefault(object, -1L));
+                    assertThat(log.startOffset())
+                            .as("object %d start; recent lines %s", object, trail.get(object))
+                            .isGreaterThanOrEqualTo(reportedStart.getOrDefault(object, 0L));
+                }
                 TreeMap<Long, Long> reported = entry.getValue();
                 // the log may hold records whose completion was never reported, but all reported ones
-                long mayChangeAfter = issuedTruncate.getOrDefault(object, Long.MAX_VALUE);
-                if (!reported.isEmpty()) {
+                long mayChangeAfter = mayBeDeleted ? -1 : issuedTruncate.getOrDefault(object, Long.MAX_VALUE);
+                if (!reported.isEmpty() && !mayBeDeleted) {
                     assertThat(log.lastOffset())
                             .as("object %d last offset", object)
                             .isGreaterThanOrEqualTo(Math.min(reported.lastKey(), mayChangeAfter));
@@ -197,11 +225,14 @@ class StorageCrashTest {
                                         "object %d epoch history %s at offset %d; recent lines %s",
                                         object, log.epochHistory(), next, trail.get(object))
                                 .isEqualTo(record.epoch());
+                        assertThat(record.epoch())
+                                .as("object %d offset %d survived its deletion", object, next)
+                                .isGreaterThanOrEqualTo(deletedBelowEpoch.getOrDefault(object, 0L));
                         epochs.put(next, record.epoch());
                         next++;
                     }
                 }
-                Map<Long, Long> mustHold = mayChangeAfter < log.startOffset()
+                Map<Long, Long> mustHold = mayChangeAfter < log.startOffset() || mayBeDeleted
                         ? Map.of()
                         : reported.subMap(log.startOffset(), true, mayChangeAfter, true);
                 for (var report : mustHold.entrySet()) {
@@ -214,8 +245,14 @@ class StorageCrashTest {
                 // what survived is now the truth the next run builds on
                 TreeMap<Long, Long> now = new TreeMap<>(epochs);
                 durable.put(object, now);
+                if (mayBeDeleted) {
+                    reportedSeal.put(object, log.sealedEpoch());
+                    reportedStart.put(object, log.startOffset());
+                }
             }
             issuedTruncate.clear();
+            issuedDelete.clear();
+            deletedBelowEpoch.clear();
         }
     }
 }

@@ -21,6 +21,9 @@ class StorageTest {
     @TempDir
     Path dir;
 
+    @TempDir
+    Path scratch;
+
     @Test
     void shouldKeepEveryRecordAcrossCleanReopen() throws IOException {
         try (Storage storage = Storage.open(dir, smallConfig())) {
@@ -203,6 +206,110 @@ class StorageTest {
             assertThat(reopened.epochHistory().entries())
                     .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 80));
             assertPayloads(reopened, records);
+        }
+    }
+
+    @Test
+    void shouldDeleteReplicaAndFreeItsFiles() throws IOException {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog doomed = storage.replica(1);
+            appendDurably(doomed, 1, 300);
+            appendDurably(storage.replica(2), 1, 10);
+            await(storage.checkpoint());
+            assertThat(replicaDirectory(1)).isDirectory();
+            assertThat(storage.deleteReplica(1)).isTrue();
+            assertThat(replicaDirectory(1)).doesNotExist();
+            assertThat(storage.objectIds()).containsExactly(2L);
+            assertThat(storage.existingReplica(1)).isEmpty();
+            assertThat(doomed.append(1, RecordType.DATA, ByteBuffer.allocate(1)))
+                    .isEqualTo(AppendOutcome.Rejected.of(AppendOutcome.Reason.DELETED));
+            assertThatThrownBy(() -> doomed.read(0, 100)).isInstanceOf(StorageException.class);
+            assertThat(storage.deleteReplica(1)).isFalse();
+            await(storage.checkpoint());
+        }
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThat(storage.objectIds()).containsExactly(2L);
+            assertThat(replicaDirectory(1)).doesNotExist();
+        }
+    }
+
+    @Test
+    void shouldKeepReplicaDeletedAcrossHalt() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        appendDurably(first.replica(1), 1, 200);
+        appendDurably(first.replica(2), 1, 20);
+        await(first.checkpoint()); // the checkpoint knows replica 1
+        appendDurably(first.replica(1), 1, 10);
+        assertThat(first.deleteReplica(1)).isTrue();
+        appendDurably(first.replica(2), 1, 5);
+        first.halt(); // the deletion is only in the journal
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThat(storage.objectIds()).containsExactly(2L);
+            ReplicaLog two = storage.replica(2);
+            assertThat(two.lastOffset()).isEqualTo(24);
+            assertPayloads(two, readAll(two));
+        }
+    }
+
+    @Test
+    void shouldNotResurrectADeletedReplicaWhoseFilesSurvivedACrash() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        appendDurably(first.replica(1), 1, 100);
+        await(first.checkpoint());
+        first.awaitSegmentWrites();
+        Path saved = scratch.resolve("saved");
+        copyTree(replicaDirectory(1), saved);
+        assertThat(first.deleteReplica(1)).isTrue();
+        first.halt();
+        // as if the process died after the DELETE record was forced but before the files went
+        copyTree(saved, replicaDirectory(1));
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThat(storage.objectIds()).isEmpty();
+            assertThat(replicaDirectory(1)).doesNotExist();
+        }
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            assertThat(storage.objectIds()).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldStartADeletedObjectAnewWhenItIsCreatedAgain() throws IOException {
+        Storage first = Storage.open(dir, smallConfig());
+        appendDurably(first.replica(1), 1, 100);
+        await(first.replica(1).seal(3));
+        assertThat(first.deleteReplica(1)).isTrue();
+        ReplicaLog again = first.replica(1);
+        assertThat(again.nextOffset()).isZero();
+        assertThat(again.sealedEpoch()).isEqualTo(-1);
+        appendDurably(again, 1, 7);
+        first.halt(); // old records, the deletion and the new records are all in the journal
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog reopened = storage.replica(1);
+            assertThat(reopened.startOffset()).isZero();
+            assertThat(reopened.lastOffset()).isEqualTo(6);
+            assertThat(reopened.sealedEpoch()).isEqualTo(-1);
+            assertThat(reopened.damaged()).isFalse();
+            assertPayloads(reopened, readAll(reopened));
+        }
+    }
+
+    private Path replicaDirectory(long objectId) {
+        return dir.resolve("replicas").resolve(ReplicaLog.directoryName(objectId));
+    }
+
+    private static void copyTree(Path from, Path to) throws IOException {
+        if (Files.exists(to)) {
+            try (Stream<Path> paths = Files.walk(to)) {
+                for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(p);
+                }
+            }
+        }
+        Files.createDirectories(to);
+        try (Stream<Path> files = Files.list(from)) {
+            for (Path file : files.toList()) {
+                Files.copy(file, to.resolve(file.getFileName()));
+            }
         }
     }
 
