@@ -49,8 +49,9 @@ import io.netty.buffer.ByteBuf;
  * </pre>
  *
  * <p>To add a message: a record in {@link PeerMessage}, a type code here (never reuse one), a case in {@link
- * #typeOf}, in {@link #name} and in the codec's two switches. The compiler finds the {@code typeOf} and encoder
- * switches; the round-trip test finds the decoder.
+ * #typeOf} and {@link #name}, and in the codec's {@code encode}, {@code encodedLength} and {@code decodeBody}. The
+ * compiler finds {@code typeOf}, {@code encode} and {@code encodedLength} (pattern switches over the sealed
+ * interface); {@code PeerCodecTest} finds the rest once the new record has a sample.
  */
 public final class PeerFrameDescriptor {
     public static final int LENGTH_OFFSET = 0;

@@ -221,7 +221,8 @@ public final class PeerLink implements AutoCloseable {
      * together are consolidated). Messages sent from one thread to one peer arrive in order while the link they use
      * stays up; when the link changes, nothing is promised about messages in flight on the old one.
      *
-     * <p>Memory: the message is handed to another thread; its arrays must not be changed afterwards. A write that fails
+     * <p>Memory: the message is handed to the link's event loop through its task queue, so what the caller wrote
+     * before {@code send} happens-before the encoding; its arrays must not be changed afterwards. A write that fails
      * after this returns is logged, {@code event=peer_send_failed} (at debug when the link had closed meanwhile).
      *
      * @return true when the message was handed to a link, false when no link to {@code peer} is up
