@@ -409,7 +409,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                     new FetchReply(readObject(body), readLong(body), readByteList(body), readLongList(body));
                 default -> throw unknownType(type);
             };
-        } catch (IllegalArgumentException | NullPointerException e) {
+        } catch (IllegalArgumentException e) {
             // a value the message's constructor refuses: a blank node id, lists of different sizes
             throw new PeerProtocolException(
                     Reason.MALFORMED, "invalid " + PeerFrameDescriptor.name(type) + " frame: " + e.getMessage(), e);

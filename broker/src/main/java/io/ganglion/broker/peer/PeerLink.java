@@ -266,7 +266,8 @@ public final class PeerLink implements AutoCloseable {
     /**
      * Stops dialling, closes the listener and every link (the handler sees {@code onDisconnected} for each connected
      * peer), and stops the event loops. Blocks until they stopped, at most a few seconds; an interrupt is kept in the
-     * thread's flag. Idempotent.
+     * thread's flag. Idempotent. Must not be called from a {@link PeerHandler} callback (an event loop cannot wait for
+     * itself to stop).
      */
     @Override
     public void close() {
