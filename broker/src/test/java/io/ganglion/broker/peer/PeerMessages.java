@@ -1,0 +1,150 @@
+package io.ganglion.broker.peer;
+
+import io.ganglion.broker.peer.PeerMessage.Append;
+import io.ganglion.broker.peer.PeerMessage.Fetch;
+import io.ganglion.broker.peer.PeerMessage.FetchReply;
+import io.ganglion.broker.peer.PeerMessage.Forward;
+import io.ganglion.broker.peer.PeerMessage.ForwardOutcome;
+import io.ganglion.broker.peer.PeerMessage.Heartbeat;
+import io.ganglion.broker.peer.PeerMessage.Hello;
+import io.ganglion.broker.peer.PeerMessage.InstallReply;
+import io.ganglion.broker.peer.PeerMessage.InstallRequest;
+import io.ganglion.broker.peer.PeerMessage.Progress;
+import io.ganglion.broker.peer.PeerMessage.SealReply;
+import io.ganglion.broker.peer.PeerMessage.SealRequest;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Peer messages for tests: one fixed sample of every type, and a seeded generator of random ones. The same seed gives
+ * the same messages, so a failing seed reproduces.
+ */
+final class PeerMessages {
+    /** Characters of 1, 2, 3 and 4 (a surrogate pair) UTF-8 octets. */
+    private static final String[] TEXT = {"a", "Z", "0", "-", ".", "/", " ", "é", "ß", "€", "中", "\uD834\uDD1E"};
+
+    static final NodeId N1 = NodeId.of("ganglion-1");
+    static final NodeId N2 = NodeId.of("ganglion-2");
+    static final ObjectId Q = ObjectId.of("/", "orders");
+
+    private final SplittableRandom random;
+
+    PeerMessages(long seed) {
+        this.random = new SplittableRandom(seed);
+    }
+
+    /** One message of each type, with fixed values. */
+    static List<PeerMessage> samples() {
+        return List.of(
+                new Hello("ganglion", N1, new Incarnation(0x0102030405060708L)),
+                new Heartbeat(N1, new Incarnation(-1), true, 1_700_000_000_000L),
+                new Forward(N2, 7, 42, 3, Q, new byte[] {1, 2, 3}),
+                new ForwardOutcome(7, 42, Q, false, "epoch changed"),
+                new Append(Q, 3, 100, List.of(new byte[] {9}, new byte[0], new byte[] {1, 2}), 99),
+                new Progress(Q, 3, N2, new Incarnation(5), 101),
+                new SealRequest(Q, 3),
+                new SealReply(Q, 3, 2, -1, -1, N2),
+                new InstallRequest(Q, 4, 3, 101, N1),
+                new InstallReply(Q, 4, N2, true, ""),
+                new Fetch(Q, 50, 1 << 20),
+                new FetchReply(Q, 50, List.of(new byte[] {4, 5}, new byte[] {6}), List.of(2L, 3L)));
+    }
+
+    /** The frame {@code message} encodes to, in a new heap buffer. */
+    static ByteBuf frame(PeerMessage message) {
+        ByteBuf out = Unpooled.buffer();
+        PeerCodec.encode(message, out);
+        return out;
+    }
+
+    static byte[] frameBytes(PeerMessage message) {
+        ByteBuf frame = frame(message);
+        try {
+            return ByteBufUtil.getBytes(frame);
+        } finally {
+            frame.release();
+        }
+    }
+
+    /** A random message of a random type. */
+    PeerMessage next() {
+        return next(random.nextInt(12));
+    }
+
+    /** A random message of the {@code kind}-th type, in {@link #samples()} order. */
+    PeerMessage next(int kind) {
+        return switch (kind) {
+            case 0 -> new Hello(text(0), node(), incarnation());
+            case 1 -> new Heartbeat(node(), incarnation(), random.nextBoolean(), random.nextLong());
+            case 2 -> new Forward(node(), random.nextLong(), random.nextLong(), random.nextLong(), object(), bytes());
+            case 3 -> new ForwardOutcome(random.nextLong(), random.nextLong(), object(), random.nextBoolean(), text(0));
+            case 4 -> new Append(object(), random.nextLong(), random.nextLong(), byteList(), random.nextLong());
+            case 5 -> new Progress(object(), random.nextLong(), node(), incarnation(), random.nextLong());
+            case 6 -> new SealRequest(object(), random.nextLong());
+            case 7 ->
+                new SealReply(
+                        object(), random.nextLong(), random.nextLong(), random.nextLong(), random.nextLong(), node());
+            case 8 -> new InstallRequest(object(), random.nextLong(), random.nextLong(), random.nextLong(), node());
+            case 9 -> new InstallReply(object(), random.nextLong(), node(), random.nextBoolean(), text(0));
+            case 10 -> new Fetch(object(), random.nextLong(), random.nextInt());
+            case 11 -> {
+                List<byte[]> records = byteList();
+                List<Long> epochs = new ArrayList<>();
+                for (int i = 0; i < records.size(); i++) {
+                    epochs.add(random.nextLong());
+                }
+                yield new FetchReply(object(), random.nextLong(), records, epochs);
+            }
+            default -> throw new IllegalArgumentException("no message kind " + kind);
+        };
+    }
+
+    int nextInt(int bound) {
+        return random.nextInt(bound);
+    }
+
+    private String text(int minLength) {
+        int length = minLength + random.nextInt(20);
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < length; i++) {
+            text.append(TEXT[random.nextInt(TEXT.length)]);
+        }
+        return text.toString();
+    }
+
+    private NodeId node() {
+        return new NodeId("n" + text(0));
+    }
+
+    private Incarnation incarnation() {
+        return new Incarnation(random.nextLong());
+    }
+
+    private ObjectId object() {
+        return new ObjectId(text(0), text(0));
+    }
+
+    private byte[] bytes() {
+        // mostly small, sometimes a few KiB, sometimes empty
+        int length = random.nextInt(4) == 0 ? random.nextInt(8192) : random.nextInt(32);
+        byte[] bytes = new byte[length];
+        random.nextBytes(bytes);
+        return bytes;
+    }
+
+    private List<byte[]> byteList() {
+        int count = random.nextInt(6);
+        List<byte[]> list = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            list.add(bytes());
+        }
+        return list;
+    }
+}
