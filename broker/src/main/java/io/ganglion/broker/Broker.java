@@ -130,10 +130,10 @@ public final class Broker implements AutoCloseable {
                 .toList();
         int voters = Seed.voterCount(members.size());
         return RatisLogConfig.of(
-                        config.nodeId(),
-                        members.subList(0, voters),
-                        config.dataDir().resolve("metadata-ratis"))
-                .withListeners(members.subList(voters, members.size()));
+                config.nodeId(),
+                members.subList(0, voters),
+                members.subList(voters, members.size()),
+                config.dataDir().resolve("metadata-ratis"));
     }
 
     /**

@@ -261,8 +261,8 @@ final class LocalBackend implements BrokerBackend {
             }
         });
         long objectId = existingObjectId(current, name).orElseGet(LocalBackend::newObjectId);
-        QueueDef def = new QueueDef(
-                name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared, self);
+        QueueDef def =
+                new QueueDef(name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared, self);
         return propose(new MetadataCommand.DeclareQueue(vhost, def)).thenCompose(image -> {
             QueueDef declared = image.vhost(vhost).flatMap(v -> v.queue(name)).orElseThrow();
             return counts(declared);

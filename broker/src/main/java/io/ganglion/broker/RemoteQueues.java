@@ -20,7 +20,6 @@ import io.ganglion.broker.peer.PeerMessage.Settle;
 import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.queues.ConsumerKey;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -394,8 +393,17 @@ final class RemoteQueues {
             peerQueue.consumers.put(consumerId, key);
             send(from, new QueueReply(subscribe.requestId(), 0, "", 0, 0, -1, false, new byte[0]));
         } catch (AmqpException e) {
-            send(from, new QueueReply(subscribe.requestId(), e.replyCode().code(), e.explanation(), 0, 0, -1, false,
-                    new byte[0]));
+            send(
+                    from,
+                    new QueueReply(
+                            subscribe.requestId(),
+                            e.replyCode().code(),
+                            e.explanation(),
+                            0,
+                            0,
+                            -1,
+                            false,
+                            new byte[0]));
         }
     }
 
@@ -407,8 +415,7 @@ final class RemoteQueues {
                 case OP_PURGE -> ok(call, replica.purge(), 0);
                 case OP_DELETE_CHECK -> {
                     if ((call.flags() & FLAG_IF_UNUSED) != 0 && replica.consumerCount() > 0) {
-                        throw new BrokerFailure(
-                                ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' in use");
+                        throw new BrokerFailure(ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' in use");
                     }
                     if ((call.flags() & FLAG_IF_EMPTY) != 0 && replica.readyCount() > 0) {
                         throw new BrokerFailure(
@@ -442,12 +449,11 @@ final class RemoteQueues {
                         delivery.release();
                     }
                 }
-                default ->
-                    throw new BrokerFailure(ReplyCode.NOT_IMPLEMENTED, "unknown queue operation " + call.op());
+                default -> throw new BrokerFailure(ReplyCode.NOT_IMPLEMENTED, "unknown queue operation " + call.op());
             };
         } catch (AmqpException e) {
-            return new QueueReply(call.requestId(), e.replyCode().code(), e.explanation(), 0, 0, -1, false,
-                    new byte[0]);
+            return new QueueReply(
+                    call.requestId(), e.replyCode().code(), e.explanation(), 0, 0, -1, false, new byte[0]);
         }
     }
 
@@ -532,10 +538,5 @@ final class RemoteQueues {
         byte[] bytes = new byte[buffer.remaining()];
         buffer.duplicate().get(bytes);
         return bytes;
-    }
-
-    @SuppressWarnings("unused")
-    private static String hex(byte[] bytes) {
-        return ByteBufUtil.hexDump(bytes);
     }
 }

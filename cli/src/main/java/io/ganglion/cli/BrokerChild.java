@@ -72,6 +72,11 @@ final class BrokerChild implements AutoCloseable {
         return children;
     }
 
+    /** A setting this broker was started with ({@code cluster.seeds}, ...), or null. */
+    String setting(String key) {
+        return settings.get(key);
+    }
+
     String nodeId() {
         return settings.getOrDefault("node.id", "ganglion-1");
     }

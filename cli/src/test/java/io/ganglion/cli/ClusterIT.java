@@ -68,7 +68,13 @@ class ClusterIT {
     @Test
     void shouldKeepMetadataAndElectAnotherControllerWhenTheControllerIsKilled() throws Exception {
         BrokerChild first = brokers.get(0);
-        try (Connection connection = connect(first)) {
+        String controller = get(first, "/api/nodes").path("controller").asText();
+        // declared through a broker that survives: a classic queue lives on the broker it was declared through
+        BrokerChild declaring = brokers.stream()
+                .filter(b -> !b.nodeId().equals(controller))
+                .findFirst()
+                .orElseThrow();
+        try (Connection connection = connect(declaring)) {
             Channel channel = connection.createChannel();
             channel.exchangeDeclare("orders", "topic", true);
             channel.queueDeclare("eu-orders", true, false, false, null);
@@ -82,7 +88,6 @@ class ClusterIT {
                     s -> s.path("value").asLong() == 4321);
         }
 
-        String controller = get(first, "/api/nodes").path("controller").asText();
         BrokerChild killed = byId(controller);
         long incarnation =
                 node(get(first, "/api/nodes"), controller).path("incarnation").asLong();
@@ -190,7 +195,9 @@ class ClusterIT {
                                 .build(),
                         ("message " + i).getBytes(StandardCharsets.UTF_8));
             }
-            assertThat(publisher.waitForConfirms(30_000)).as("every publish confirmed").isTrue();
+            assertThat(publisher.waitForConfirms(30_000))
+                    .as("every publish confirmed")
+                    .isTrue();
             assertThat(third.createChannel().queueDeclarePassive("audit").getMessageCount())
                     .isEqualTo(messages);
 
@@ -204,24 +211,31 @@ class ClusterIT {
             consuming.basicQos(50);
             java.util.Set<String> received = java.util.concurrent.ConcurrentHashMap.newKeySet();
             java.util.concurrent.CountDownLatch all = new java.util.concurrent.CountDownLatch(1);
-            consuming.basicConsume("audit", false, (tag, delivery) -> {
-                received.add(delivery.getProperties().getMessageId());
-                consuming.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
-                if (received.size() == messages) {
-                    all.countDown();
-                }
-            }, tag -> {});
+            String consumerTag = consuming.basicConsume(
+                    "audit",
+                    false,
+                    (tag, delivery) -> {
+                        received.add(delivery.getProperties().getMessageId());
+                        consuming.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
+                        if (received.size() == messages) {
+                            all.countDown();
+                        }
+                    },
+                    tag -> {});
             assertThat(all.await(30, java.util.concurrent.TimeUnit.SECONDS))
                     .as("received %s of %s", received.size(), messages)
                     .isTrue();
-            awaitCondition(() -> first.createChannel().queueDeclarePassive("audit").getMessageCount() == 0);
+            awaitCondition(
+                    () -> first.createChannel().queueDeclarePassive("audit").getMessageCount() == 0);
+            consuming.basicCancel(consumerTag);
 
             Channel purging = second.createChannel();
             purging.confirmSelect();
             purging.basicPublish("events", "audit", null, "left over".getBytes(StandardCharsets.UTF_8));
             purging.waitForConfirmsOrDie(10_000);
             assertThat(purging.queuePurge("audit").getMessageCount()).isEqualTo(1);
-            assertThat(second.createChannel().queueDelete("audit").getMessageCount()).isZero();
+            assertThat(second.createChannel().queueDelete("audit").getMessageCount())
+                    .isZero();
             await(brokers.get(0), "/api/queues", queues -> !queues.toString().contains("audit"));
         }
     }
@@ -250,7 +264,39 @@ class ClusterIT {
             Channel publisher = connection.createChannel();
             publisher.confirmSelect();
             publisher.basicPublish("", "far", null, "into the void".getBytes(StandardCharsets.UTF_8));
-            assertThat(publisher.waitForConfirms(10_000)).as("nacked, not confirmed").isFalse();
+            assertThat(publisher.waitForConfirms(10_000))
+                    .as("nacked, not confirmed")
+                    .isFalse();
+        }
+    }
+
+    @Test
+    void shouldRefuseABrokerOfAnotherCluster() throws Exception {
+        int peerPort = BrokerChild.freePort();
+        String seeds = brokers.get(0).setting("cluster.seeds") + ",stranger@127.0.0.1:" + peerPort + ":"
+                + BrokerChild.freePort();
+        BrokerChild stranger = new BrokerChild(
+                dir.resolve("stranger"),
+                List.of("-Xmx128m", "--enable-native-access=ALL-UNNAMED"),
+                BrokerChild.freePort(),
+                BrokerChild.freePort(),
+                java.util.Map.of("node.id", "stranger", "cluster.name", "elsewhere", "cluster.seeds", seeds));
+        try {
+            stranger.launch();
+            awaitCondition(() -> {
+                for (BrokerChild broker : brokers) {
+                    java.nio.file.Path log = broker.dataDir.resolve("broker.out");
+                    if (java.nio.file.Files.readString(log).contains("reason=cluster_mismatch")) {
+                        return true;
+                    }
+                }
+                return false;
+            });
+            JsonNode nodes = get(brokers.get(0), "/api/nodes");
+            assertThat(nodes.path("nodes").size()).isEqualTo(3);
+            assertThat(node(nodes, "stranger").isEmpty()).isTrue();
+        } finally {
+            stranger.kill();
         }
     }
 

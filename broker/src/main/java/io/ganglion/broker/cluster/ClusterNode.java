@@ -12,11 +12,11 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
-import java.util.function.BiConsumer;
-import java.util.function.Consumer;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -112,8 +112,11 @@ public final class ClusterNode implements AutoCloseable {
             controller.close();
             throw e;
         }
+        // one TCP link per pair of brokers, dialled by the one with the smaller id: messages between two brokers then
+        // travel one ordered stream, and a message queued on a link that broke is lost with it, never replayed
+        // after a newer one (replication relies on both)
         for (Seed seed : seeds) {
-            if (!seed.id().equals(selfSeed.id())) {
+            if (seed.id().compareTo(selfSeed.id()) > 0) {
                 link.connect(new NodeId(seed.id()), new InetSocketAddress(seed.host(), seed.peerPort()));
             }
         }

@@ -7,6 +7,9 @@ import static io.ganglion.broker.peer.PeerFrameDescriptor.MIN_LENGTH;
 import static io.ganglion.broker.peer.PeerFrameDescriptor.STRING_MAX_LENGTH;
 
 import io.ganglion.broker.peer.PeerMessage.Append;
+import io.ganglion.broker.peer.PeerMessage.CancelConsumer;
+import io.ganglion.broker.peer.PeerMessage.ConsumerCancelled;
+import io.ganglion.broker.peer.PeerMessage.Deliver;
 import io.ganglion.broker.peer.PeerMessage.Fetch;
 import io.ganglion.broker.peer.PeerMessage.FetchReply;
 import io.ganglion.broker.peer.PeerMessage.Forward;
@@ -16,8 +19,14 @@ import io.ganglion.broker.peer.PeerMessage.Hello;
 import io.ganglion.broker.peer.PeerMessage.InstallReply;
 import io.ganglion.broker.peer.PeerMessage.InstallRequest;
 import io.ganglion.broker.peer.PeerMessage.Progress;
+import io.ganglion.broker.peer.PeerMessage.PublishToHome;
+import io.ganglion.broker.peer.PeerMessage.PublishToHomeOutcome;
+import io.ganglion.broker.peer.PeerMessage.QueueCall;
+import io.ganglion.broker.peer.PeerMessage.QueueReply;
 import io.ganglion.broker.peer.PeerMessage.SealReply;
 import io.ganglion.broker.peer.PeerMessage.SealRequest;
+import io.ganglion.broker.peer.PeerMessage.Settle;
+import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.broker.peer.PeerProtocolException.Reason;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
@@ -254,6 +263,60 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                     out.writeLong(epoch);
                 }
             }
+            case PublishToHome m -> {
+                out.writeLong(m.sequence());
+                out.writeLong(m.queueId());
+                writeBytes(out, m.message());
+            }
+            case PublishToHomeOutcome m -> {
+                out.writeLong(m.sequence());
+                out.writeInt(m.replyCode());
+                writeString(out, m.text());
+            }
+            case Subscribe m -> {
+                out.writeLong(m.requestId());
+                out.writeLong(m.queueId());
+                out.writeLong(m.consumerId());
+                writeString(out, m.tag());
+                writeBoolean(out, m.noAck());
+                writeBoolean(out, m.exclusive());
+                out.writeInt(m.prefetch());
+            }
+            case Deliver m -> {
+                out.writeLong(m.consumerId());
+                out.writeLong(m.offset());
+                writeBoolean(out, m.redelivered());
+                writeBytes(out, m.message());
+            }
+            case Settle m -> {
+                out.writeLong(m.queueId());
+                out.writeInt(m.offsets().size());
+                for (long offset : m.offsets()) {
+                    out.writeLong(offset);
+                }
+                out.writeInt(m.settlement());
+            }
+            case CancelConsumer m -> {
+                out.writeLong(m.queueId());
+                out.writeLong(m.consumerId());
+            }
+            case ConsumerCancelled m -> out.writeLong(m.consumerId());
+            case QueueCall m -> {
+                out.writeLong(m.requestId());
+                out.writeLong(m.queueId());
+                out.writeInt(m.op());
+                out.writeInt(m.flags());
+            }
+            case QueueReply m -> {
+                out.writeLong(m.requestId());
+                out.writeInt(m.replyCode());
+                writeString(out, m.text());
+                out.writeLong(m.count());
+                out.writeLong(m.consumers());
+                out.writeLong(m.offset());
+                writeBoolean(out, m.redelivered());
+                writeBytes(out, m.message());
+            }
         }
         out.setInt(start, out.writerIndex() - start - LENGTH_FIELD_LENGTH);
     }
@@ -284,6 +347,22 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                         + byteListLength(m.records())
                         + Integer.BYTES
                         + (long) m.epochs().size() * Long.BYTES;
+            case PublishToHome m -> 2L * Long.BYTES + Integer.BYTES + m.message().length;
+            case PublishToHomeOutcome m -> Long.BYTES + Integer.BYTES + stringLength(m.text());
+            case Subscribe m -> 3L * Long.BYTES + stringLength(m.tag()) + 2 + Integer.BYTES;
+            case Deliver m -> 2L * Long.BYTES + 1 + Integer.BYTES + m.message().length;
+            case Settle m -> Long.BYTES + Integer.BYTES + (long) m.offsets().size() * Long.BYTES + Integer.BYTES;
+            case CancelConsumer m -> 2L * Long.BYTES;
+            case ConsumerCancelled m -> Long.BYTES;
+            case QueueCall m -> 2L * Long.BYTES + 2L * Integer.BYTES;
+            case QueueReply m ->
+                Long.BYTES
+                        + Integer.BYTES
+                        + stringLength(m.text())
+                        + 3L * Long.BYTES
+                        + 1
+                        + Integer.BYTES
+                        + m.message().length;
         };
         long length = PeerFrameDescriptor.TYPE_LENGTH + body;
         return length > Integer.MAX_VALUE ? Integer.MAX_VALUE : (int) length;
@@ -407,6 +486,36 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 case PeerFrameDescriptor.TYPE_FETCH -> new Fetch(readObject(body), readLong(body), readInt(body));
                 case PeerFrameDescriptor.TYPE_FETCH_REPLY ->
                     new FetchReply(readObject(body), readLong(body), readByteList(body), readLongList(body));
+                case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME ->
+                    new PublishToHome(readLong(body), readLong(body), readBytes(body));
+                case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME_OUTCOME ->
+                    new PublishToHomeOutcome(readLong(body), readInt(body), readString(body, "text"));
+                case PeerFrameDescriptor.TYPE_SUBSCRIBE ->
+                    new Subscribe(
+                            readLong(body),
+                            readLong(body),
+                            readLong(body),
+                            readString(body, "consumer tag"),
+                            readBoolean(body),
+                            readBoolean(body),
+                            readInt(body));
+                case PeerFrameDescriptor.TYPE_DELIVER ->
+                    new Deliver(readLong(body), readLong(body), readBoolean(body), readBytes(body));
+                case PeerFrameDescriptor.TYPE_SETTLE -> new Settle(readLong(body), readLongList(body), readInt(body));
+                case PeerFrameDescriptor.TYPE_CANCEL_CONSUMER -> new CancelConsumer(readLong(body), readLong(body));
+                case PeerFrameDescriptor.TYPE_CONSUMER_CANCELLED -> new ConsumerCancelled(readLong(body));
+                case PeerFrameDescriptor.TYPE_QUEUE_CALL ->
+                    new QueueCall(readLong(body), readLong(body), readInt(body), readInt(body));
+                case PeerFrameDescriptor.TYPE_QUEUE_REPLY ->
+                    new QueueReply(
+                            readLong(body),
+                            readInt(body),
+                            readString(body, "text"),
+                            readLong(body),
+                            readLong(body),
+                            readLong(body),
+                            readBoolean(body),
+                            readBytes(body));
                 default -> throw unknownType(type);
             };
         } catch (IllegalArgumentException e) {

@@ -46,6 +46,17 @@ import io.netty.buffer.ByteBuf;
  *   0x15  InstallReply     object ObjectId, epoch int64, node NodeId, ok bool, reason string
  *   0x16  Fetch            object ObjectId, fromOffset int64, maxBytes int32
  *   0x17  FetchReply       object ObjectId, fromOffset int64, records list of bytes, epochs list of int64
+ *   0x20  PublishToHome    sequence int64, queueId int64, message bytes
+ *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
+ *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
+ *                          exclusive bool, prefetch int32
+ *   0x23  Deliver          consumerId int64, offset int64, redelivered bool, message bytes
+ *   0x24  Settle           queueId int64, offsets list of int64, settlement int32
+ *   0x25  CancelConsumer   queueId int64, consumerId int64
+ *   0x26  ConsumerCancelled  consumerId int64
+ *   0x27  QueueCall        requestId int64, queueId int64, op int32, flags int32
+ *   0x28  QueueReply       requestId int64, replyCode int32, text string, count int64, consumers int64,
+ *                          offset int64, redelivered bool, message bytes
  * </pre>
  *
  * <p>To add a message: a record in {@link PeerMessage}, a type code here (never reuse one), a case in {@link
@@ -88,6 +99,15 @@ public final class PeerFrameDescriptor {
     public static final int TYPE_INSTALL_REPLY = 0x15;
     public static final int TYPE_FETCH = 0x16;
     public static final int TYPE_FETCH_REPLY = 0x17;
+    public static final int TYPE_PUBLISH_TO_HOME = 0x20;
+    public static final int TYPE_PUBLISH_TO_HOME_OUTCOME = 0x21;
+    public static final int TYPE_SUBSCRIBE = 0x22;
+    public static final int TYPE_DELIVER = 0x23;
+    public static final int TYPE_SETTLE = 0x24;
+    public static final int TYPE_CANCEL_CONSUMER = 0x25;
+    public static final int TYPE_CONSUMER_CANCELLED = 0x26;
+    public static final int TYPE_QUEUE_CALL = 0x27;
+    public static final int TYPE_QUEUE_REPLY = 0x28;
 
     private PeerFrameDescriptor() {}
 
@@ -106,6 +126,15 @@ public final class PeerFrameDescriptor {
             case PeerMessage.InstallReply m -> TYPE_INSTALL_REPLY;
             case PeerMessage.Fetch m -> TYPE_FETCH;
             case PeerMessage.FetchReply m -> TYPE_FETCH_REPLY;
+            case PeerMessage.PublishToHome m -> TYPE_PUBLISH_TO_HOME;
+            case PeerMessage.PublishToHomeOutcome m -> TYPE_PUBLISH_TO_HOME_OUTCOME;
+            case PeerMessage.Subscribe m -> TYPE_SUBSCRIBE;
+            case PeerMessage.Deliver m -> TYPE_DELIVER;
+            case PeerMessage.Settle m -> TYPE_SETTLE;
+            case PeerMessage.CancelConsumer m -> TYPE_CANCEL_CONSUMER;
+            case PeerMessage.ConsumerCancelled m -> TYPE_CONSUMER_CANCELLED;
+            case PeerMessage.QueueCall m -> TYPE_QUEUE_CALL;
+            case PeerMessage.QueueReply m -> TYPE_QUEUE_REPLY;
         };
     }
 
@@ -124,6 +153,15 @@ public final class PeerFrameDescriptor {
             case TYPE_INSTALL_REPLY -> "install_reply";
             case TYPE_FETCH -> "fetch";
             case TYPE_FETCH_REPLY -> "fetch_reply";
+            case TYPE_PUBLISH_TO_HOME -> "publish_to_home";
+            case TYPE_PUBLISH_TO_HOME_OUTCOME -> "publish_to_home_outcome";
+            case TYPE_SUBSCRIBE -> "subscribe";
+            case TYPE_DELIVER -> "deliver";
+            case TYPE_SETTLE -> "settle";
+            case TYPE_CANCEL_CONSUMER -> "cancel_consumer";
+            case TYPE_CONSUMER_CANCELLED -> "consumer_cancelled";
+            case TYPE_QUEUE_CALL -> "queue_call";
+            case TYPE_QUEUE_REPLY -> "queue_reply";
             default -> "unknown(0x" + Integer.toHexString(type) + ")";
         };
     }

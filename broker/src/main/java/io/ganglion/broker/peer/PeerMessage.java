@@ -239,4 +239,124 @@ public sealed interface PeerMessage {
                     + ByteArrays.totalLength(records) + " octets), epochs=" + epochs + "]";
         }
     }
+
+    /**
+     * A publish to a queue homed on the receiver ({@code queueId} is the queue's storage object id), from a broker a
+     * client published through; answered by {@link PublishToHomeOutcome} with the same {@code sequence}.
+     */
+    record PublishToHome(long sequence, long queueId, byte[] message) implements PeerMessage {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof PublishToHome that
+                    && sequence == that.sequence
+                    && queueId == that.queueId
+                    && java.util.Arrays.equals(message, that.message);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(sequence, queueId, java.util.Arrays.hashCode(message));
+        }
+
+        @Override
+        public String toString() {
+            return "PublishToHome[" + "sequence=" + sequence + ", " + "queueId=" + queueId + ", " + "message="
+                    + message.length + " octets" + "]";
+        }
+    }
+
+    /** The outcome of a {@link PublishToHome}: {@code replyCode} 0 when durable, else an AMQP reply code and text. */
+    record PublishToHomeOutcome(long sequence, int replyCode, String text) implements PeerMessage {}
+
+    /** A consumer on the sender for a queue homed on the receiver; answered by a {@link QueueReply}. */
+    record Subscribe(
+            long requestId, long queueId, long consumerId, String tag, boolean noAck, boolean exclusive, int prefetch)
+            implements PeerMessage {}
+
+    /** Home to consumer's broker: one message ({@code message} in the broker's message record form). */
+    record Deliver(long consumerId, long offset, boolean redelivered, byte[] message) implements PeerMessage {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Deliver that
+                    && consumerId == that.consumerId
+                    && offset == that.offset
+                    && redelivered == that.redelivered
+                    && java.util.Arrays.equals(message, that.message);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(consumerId, offset, redelivered, java.util.Arrays.hashCode(message));
+        }
+
+        @Override
+        public String toString() {
+            return "Deliver[" + "consumerId=" + consumerId + ", " + "offset=" + offset + ", " + "redelivered="
+                    + redelivered + ", " + "message=" + message.length + " octets" + "]";
+        }
+    }
+
+    /** Acks, discards or requeues ({@code settlement}: the ordinal of the AMQP layer's Settlement) messages. */
+    record Settle(long queueId, List<Long> offsets, int settlement) implements PeerMessage {
+        public Settle {
+            offsets = List.copyOf(offsets);
+        }
+    }
+
+    /** The consumer's broker cancels a consumer (basic.cancel). */
+    record CancelConsumer(long queueId, long consumerId) implements PeerMessage {}
+
+    /** The home cancelled a consumer (its queue was deleted). */
+    record ConsumerCancelled(long consumerId) implements PeerMessage {}
+
+    /** A request about a queue homed on the receiver: counts, purge, get, delete checks; answered by {@link QueueReply}. */
+    record QueueCall(long requestId, long queueId, int op, int flags) implements PeerMessage {}
+
+    /**
+     * The answer to a {@link Subscribe} or {@link QueueCall}: {@code replyCode} 0 or an AMQP reply code with its text;
+     * counts, and for a get the message (offset -1 when the queue was empty).
+     */
+    record QueueReply(
+            long requestId,
+            int replyCode,
+            String text,
+            long count,
+            long consumers,
+            long offset,
+            boolean redelivered,
+            byte[] message)
+            implements PeerMessage {
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof QueueReply that
+                    && requestId == that.requestId
+                    && replyCode == that.replyCode
+                    && text.equals(that.text)
+                    && count == that.count
+                    && consumers == that.consumers
+                    && offset == that.offset
+                    && redelivered == that.redelivered
+                    && java.util.Arrays.equals(message, that.message);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(
+                    requestId,
+                    replyCode,
+                    text,
+                    count,
+                    consumers,
+                    offset,
+                    redelivered,
+                    java.util.Arrays.hashCode(message));
+        }
+
+        @Override
+        public String toString() {
+            return "QueueReply[" + "requestId=" + requestId + ", " + "replyCode=" + replyCode + ", " + "text=" + text
+                    + ", " + "count=" + count + ", " + "consumers=" + consumers + ", " + "offset=" + offset + ", "
+                    + "redelivered=" + redelivered + ", " + "message=" + message.length + " octets" + "]";
+        }
+    }
 }

@@ -54,7 +54,16 @@ final class PeerMessages {
                 new InstallRequest(Q, 4, 3, 101, N1),
                 new InstallReply(Q, 4, N2, true, ""),
                 new Fetch(Q, 50, 1 << 20),
-                new FetchReply(Q, 50, List.of(new byte[] {4, 5}, new byte[] {6}), List.of(2L, 3L)));
+                new FetchReply(Q, 50, List.of(new byte[] {4, 5}, new byte[] {6}), List.of(2L, 3L)),
+                new PeerMessage.PublishToHome(9, 77, new byte[] {1, 2}),
+                new PeerMessage.PublishToHomeOutcome(9, 404, "queue gone"),
+                new PeerMessage.Subscribe(10, 77, 11, "ctag-1", false, true, 50),
+                new PeerMessage.Deliver(11, 1234, true, new byte[] {3}),
+                new PeerMessage.Settle(77, List.of(1L, 2L, 5L), 2),
+                new PeerMessage.CancelConsumer(77, 11),
+                new PeerMessage.ConsumerCancelled(11),
+                new PeerMessage.QueueCall(12, 77, 3, 0),
+                new PeerMessage.QueueReply(12, 0, "", 5, 1, 1234, false, new byte[] {7, 8}));
     }
 
     /** The frame {@code message} encodes to, in a new heap buffer. */
@@ -75,7 +84,7 @@ final class PeerMessages {
 
     /** A random message of a random type. */
     PeerMessage next() {
-        return next(random.nextInt(12));
+        return next(random.nextInt(21));
     }
 
     /** A random message of the {@code kind}-th type, in {@link #samples()} order. */
@@ -102,6 +111,39 @@ final class PeerMessages {
                 }
                 yield new FetchReply(object(), random.nextLong(), records, epochs);
             }
+            case 12 -> new PeerMessage.PublishToHome(random.nextLong(), random.nextLong(), bytes());
+            case 13 -> new PeerMessage.PublishToHomeOutcome(random.nextLong(), random.nextInt(), text(0));
+            case 14 ->
+                new PeerMessage.Subscribe(
+                        random.nextLong(),
+                        random.nextLong(),
+                        random.nextLong(),
+                        text(0),
+                        random.nextBoolean(),
+                        random.nextBoolean(),
+                        random.nextInt());
+            case 15 -> new PeerMessage.Deliver(random.nextLong(), random.nextLong(), random.nextBoolean(), bytes());
+            case 16 -> {
+                List<Long> offsets = new ArrayList<>();
+                for (int i = random.nextInt(5); i > 0; i--) {
+                    offsets.add(random.nextLong());
+                }
+                yield new PeerMessage.Settle(random.nextLong(), offsets, random.nextInt(3));
+            }
+            case 17 -> new PeerMessage.CancelConsumer(random.nextLong(), random.nextLong());
+            case 18 -> new PeerMessage.ConsumerCancelled(random.nextLong());
+            case 19 ->
+                new PeerMessage.QueueCall(random.nextLong(), random.nextLong(), random.nextInt(), random.nextInt());
+            case 20 ->
+                new PeerMessage.QueueReply(
+                        random.nextLong(),
+                        random.nextInt(),
+                        text(0),
+                        random.nextLong(),
+                        random.nextLong(),
+                        random.nextLong(),
+                        random.nextBoolean(),
+                        bytes());
             default -> throw new IllegalArgumentException("no message kind " + kind);
         };
     }

@@ -75,6 +75,11 @@ public record RatisLogConfig(
 
     /** A configuration with the default timeouts and snapshot threshold. */
     public static RatisLogConfig of(String nodeId, List<Voter> voters, Path storageDirectory) {
+        return of(nodeId, voters, List.of(), storageDirectory);
+    }
+
+    /** A configuration with non-voting listeners, the default timeouts and snapshot threshold. */
+    public static RatisLogConfig of(String nodeId, List<Voter> voters, List<Voter> listeners, Path storageDirectory) {
         return new RatisLogConfig(
                 nodeId,
                 voters,
@@ -85,7 +90,7 @@ public record RatisLogConfig(
                 DEFAULT_SNAPSHOT_THRESHOLD,
                 false,
                 DEFAULT_LOG_SEGMENT_BYTES,
-                List.of());
+                listeners);
     }
 
     public RatisLogConfig withElectionTimeouts(Duration min, Duration max) {
