@@ -259,6 +259,11 @@ public final class Replica {
         return owner != null && owner.started && !owner.sealed ? Optional.of(owner.epoch) : Optional.empty();
     }
 
+    /** The epoch this replica is the owner of, sealed or not, if any. */
+    public Optional<Epoch> ownedEpoch() {
+        return owner == null ? Optional.empty() : Optional.of(owner.epoch);
+    }
+
     /** The epoch this replica follows, if any. */
     public Optional<Epoch> following() {
         return follower == null ? Optional.empty() : Optional.of(follower.epoch);
@@ -378,6 +383,9 @@ public final class Replica {
                     || history.lastEpoch().compareTo(epoch) >= 0) {
                 return;
             }
+            if (installing != null && !installing.epoch.isAfter(epoch)) {
+                installing = null; // activated: whatever the install did not copy, the owner never had
+            }
             owner = new OwnerRole(assigned, end + 1);
             appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
         } else if (assignment.followers().contains(self)) {
@@ -387,6 +395,9 @@ public final class Replica {
             dropRoles();
             if (epoch.value() <= fence) {
                 return;
+            }
+            if (installing != null && !installing.epoch.isAfter(epoch)) {
+                installing = null; // activated without us: we catch up from the owner as a learner
             }
             follower = new FollowerRole(epoch, assignment.owner());
             sendProgress(nowMs, false);
