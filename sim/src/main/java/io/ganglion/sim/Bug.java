@@ -14,5 +14,17 @@ public enum Bug {
      * A replica answers a seal without refusing later appends: the owner keeps appending (and confirming) after the
      * recovery point was taken, so a confirmed record may be missing from the next epoch.
      */
-    SEAL_WITHOUT_FENCE
+    SEAL_WITHOUT_FENCE,
+    /**
+     * Recovery proceeds once W - 1 members of E sealed instead of R = |E| - W + 1: the controller forges the missing
+     * seal records (the coordination history enforces R itself, so the wrong threshold is injected where the seals
+     * are counted, at the controller).
+     */
+    R_IS_W_MINUS_ONE,
+    /** Owners confirm and deliver once W - 1 copies are durable: the broker hands the owner machine W - 1 as W. */
+    CONFIRM_AT_W_MINUS_ONE,
+    /** A replica acknowledges an install (and a catch-up) when asked, before it holds the recovery point. */
+    ACTIVATE_BEFORE_INSTALL,
+    /** The simulated disk acknowledges a seal persist without writing the sealed epoch: a crash forgets the seal. */
+    SKIP_SEAL_PERSIST
 }

@@ -9,12 +9,17 @@ import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.ObjectKind;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
 
@@ -42,6 +47,16 @@ public final class Invariants {
     private final TreeMap<ObjectId, TreeMap<Long, LogPosition>> points = new TreeMap<>();
 
     private final TreeMap<String, NodeId> owners = new TreeMap<>();
+    /** object|epoch -> the activated assignment. */
+    private final TreeMap<String, Assignment> assignments = new TreeMap<>();
+    /** object|node -> the highest epoch the replica reported sealed. */
+    private final TreeMap<String, Long> acknowledgedSeals = new TreeMap<>();
+
+    private final HashMap<PublishId, ObjectId> published = new HashMap<>();
+    /** object -> publishes confirmed to their publisher. */
+    private final TreeMap<ObjectId, TreeSet<PublishId>> confirmedPublishes = new TreeMap<>();
+    /** publish -> times delivered to a consumer. */
+    private final HashMap<PublishId, Integer> deliveries = new HashMap<>();
 
     Invariants(SimCluster cluster) {
         this.cluster = cluster;
@@ -59,6 +74,168 @@ public final class Invariants {
 
     void sealed(ObjectId object, Epoch epoch, NodeId node, LogPosition end) {
         realSeals.add(object + "|" + epoch + "|" + node);
+        acknowledgedSeals.merge(object + "|" + node, epoch.value(), Math::max);
+    }
+
+    /** A broker crashed: every seal its replicas reported must have survived on disk. */
+    void crashed(ObjectId object, NodeId node, SimReplica disk) {
+        Long acknowledged = acknowledgedSeals.get(object + "|" + node);
+        if (acknowledged != null && disk.sealedEpoch() < acknowledged) {
+            violation(object + ": " + node + " reported a seal of epoch " + acknowledged
+                    + " but after a crash its disk holds sealed epoch " + disk.sealedEpoch()
+                    + ": the seal was not persisted before the reply");
+        }
+    }
+
+    /** The record at {@code offset} of {@code owner}'s log must be durable on W members of the owner's epoch. */
+    private void checkCommitted(String what, ObjectId object, NodeId owner, long offset) {
+        Optional<Epoch> epoch = cluster.broker(owner).machine(object).ownedEpoch();
+        if (epoch.isEmpty()) {
+            violation(object + ": " + owner + " " + what + " offset " + offset + " without owning an epoch");
+            return;
+        }
+        Assignment assignment = assignments.get(object + "|" + epoch.get());
+        if (assignment == null || !assignment.owner().equals(owner)) {
+            violation(object + ": " + owner + " " + what + " offset " + offset + " in epoch " + epoch.get()
+                    + " it was not activated as owner of");
+            return;
+        }
+        SimReplica log = cluster.broker(owner).replica(object);
+        if (offset > log.end()) {
+            violation(object + ": " + owner + " " + what + " offset " + offset + " past its log end " + log.end());
+            return;
+        }
+        long recordEpoch = log.epochAt(offset);
+        int copies = 0;
+        for (NodeId member : assignment.members()) {
+            if (cluster.broker(member).replica(object).holdsDurably(recordEpoch, offset)) {
+                copies++;
+            }
+        }
+        int w = cluster.history(object).spec().writeRequirement();
+        if (copies < w) {
+            cluster.stats().earlyCommits++;
+            violation(object + ": " + owner + " " + what + " (" + recordEpoch + "," + offset + ") in epoch "
+                    + epoch.get() + " durable on " + copies + " members, W = " + w + ": not committed; "
+                    + members(object, assignment));
+        }
+    }
+
+    private String members(ObjectId object, Assignment assignment) {
+        StringBuilder text = new StringBuilder();
+        for (NodeId member : assignment.members()) {
+            text.append(member)
+                    .append('=')
+                    .append(cluster.broker(member).replica(object))
+                    .append(' ');
+        }
+        return text.toString();
+    }
+
+    void confirming(ObjectId object, NodeId owner, long offset) {
+        checkCommitted("confirmed", object, owner, offset);
+    }
+
+    void delivering(ObjectId object, NodeId owner, Epoch epoch, long offset) {
+        checkCommitted("delivered", object, owner, offset);
+    }
+
+    void published(ObjectId object, PublishId id) {
+        published.put(id, object);
+    }
+
+    /** When each object last confirmed a publish to its publisher. */
+    private final TreeMap<ObjectId, Long> lastConfirmMs = new TreeMap<>();
+
+    /** The virtual time {@code object} last confirmed a publish, or -1. */
+    public long lastConfirmMs(ObjectId object) {
+        return lastConfirmMs.getOrDefault(object, -1L);
+    }
+
+    void confirmedPublish(ObjectId object, PublishId id) {
+        lastConfirmMs.put(object, cluster.now());
+        confirmedPublishes.computeIfAbsent(object, unused -> new TreeSet<>()).add(id);
+        cluster.stats().confirmedPublishes++;
+    }
+
+    /**
+     * A consumer received {@code id}. {@code deposed}: the owner that sent it owned an epoch older than the one
+     * committed when it delivered (it had not heard of the new epoch and was not sealed).
+     */
+    void delivered(ObjectId object, PublishId id, boolean redelivered, boolean deposed) {
+        cluster.stats().delivered++;
+        if (redelivered) {
+            cluster.stats().redelivered++;
+        }
+        if (!object.equals(published.get(id))) {
+            violation(object + ": delivered " + id + " which was never published to it");
+        }
+        int times = deliveries.merge(id, 1, Integer::sum);
+        if (times > 1 && !redelivered && deposed) {
+            // a deposed owner delivered a committed message the new owner had delivered: a known gap, counted
+            cluster.stats().deposedDuplicates++;
+        } else if (times > 1 && !redelivered) {
+            violation(object + ": " + id + " delivered " + times + " times, the last not marked redelivered");
+        }
+    }
+
+    /** Confirmed publishes of queues not delivered yet. */
+    public long undelivered() {
+        long count = 0;
+        for (Map.Entry<ObjectId, TreeSet<PublishId>> entry : confirmedPublishes.entrySet()) {
+            if (isQueue(entry.getKey())) {
+                for (PublishId id : entry.getValue()) {
+                    if (!deliveries.containsKey(id)) {
+                        count++;
+                    }
+                }
+            }
+        }
+        return count;
+    }
+
+    private boolean isQueue(ObjectId object) {
+        return cluster.history(object).spec().kind() == ObjectKind.QUEUE;
+    }
+
+    /**
+     * The total-queue check, once the workload drained: every confirmed publish of a queue was delivered (and of a
+     * stream is in its owner's log); deliveries of publishes never sent and repeated deliveries not marked
+     * redelivered were recorded as they happened.
+     */
+    public void checkTotalQueue() {
+        for (Map.Entry<ObjectId, TreeSet<PublishId>> entry : confirmedPublishes.entrySet()) {
+            ObjectId object = entry.getKey();
+            List<PublishId> lost = new ArrayList<>();
+            if (isQueue(object)) {
+                for (PublishId id : entry.getValue()) {
+                    if (!deliveries.containsKey(id)) {
+                        lost.add(id);
+                    }
+                }
+            } else {
+                Optional<Assignment> active = cluster.history(object).validate();
+                if (active.isEmpty()) {
+                    continue;
+                }
+                SimReplica log = cluster.broker(active.get().owner()).replica(object);
+                java.util.HashSet<PublishId> held = new java.util.HashSet<>();
+                for (Record record : log.read(log.start(), log.end())) {
+                    if (record instanceof Record.Message message) {
+                        held.add(message.id());
+                    }
+                }
+                for (PublishId id : entry.getValue()) {
+                    if (!held.contains(id)) {
+                        lost.add(id);
+                    }
+                }
+            }
+            if (!lost.isEmpty()) {
+                cluster.stats().lost += lost.size();
+                violation(object + ": " + lost.size() + " confirmed publishes lost, first " + lost.get(0));
+            }
+        }
     }
 
     void confirmed(ObjectId object, LogPosition position) {
@@ -134,6 +311,7 @@ public final class Invariants {
                         + entry.getKey() + "," + entry.getValue() + "): " + ownerLog);
             }
         }
+        assignments.put(object + "|" + epoch, assignment);
         NodeId previous = owners.putIfAbsent(object + "|" + epoch, assignment.owner());
         if (previous != null && !previous.equals(assignment.owner())) {
             violation(object + ": epoch " + epoch + " activated with owner " + assignment.owner() + " and " + previous);

@@ -2,69 +2,110 @@ package io.ganglion.sim;
 
 import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.CoordinationImage;
 import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.ObjectKind;
 import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.coordination.SealReply;
 import io.ganglion.coordination.Setting;
+import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.QueueEffects;
+import io.ganglion.queues.QueueMachine;
+import io.ganglion.replication.PeerMessage;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
+import io.ganglion.replication.Replica;
+import io.ganglion.replication.ReplicaEffect;
+import io.ganglion.replication.ReplicaEvent;
+import io.ganglion.replication.ReplicationConfig;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
- * One simulated broker process: node id, incarnation (drawn at each start), its view of the metadata log, and one
- * {@link SimReplica} per object it ever held.
+ * One simulated broker process: node id, incarnation (drawn at each start), its view of the metadata log, one {@link
+ * SimReplica} (storage, survives crashes) and one {@link Replica} state machine (memory, does not) per object, and the
+ * owner side of each queue it owns ({@link QueueMachine}, consumers and their leases).
  *
  * <p>It heartbeats the controller every {@code liveness.heartbeat_ms}; runs the controller while its metadata log
- * leads; answers seal, install and catch-up requests; and, every 50 ms, runs a minimal data path: group-commit fsync of
- * every replica, followers report their durable end to the owner they stream from, and each owner of an activated
- * object appends one record and streams its log to its followers. The owner computes the commit offset (the W-th
- * highest durable end over E, itself counted) and reports confirmed positions to the checker.
+ * leads; turns seal, install and catch-up requests, peer messages, publishes, acks and its view of the metadata image
+ * into {@link ReplicaEvent}s; and executes the {@link ReplicaEffect}s: appends and truncations on the simulated disk
+ * with a group-commit fsync after the node's fsync latency, peer messages over the simulated network, replies to the
+ * controller, confirms to publishers, and deliveries of committed records through the queue's {@link QueueMachine}.
  *
- * <p>A crash loses every replica's un-fsynced suffix and all in-memory state. After a restart the broker never owns an
- * epoch its replica already held records of before the crash (it may have lost records its followers confirmed): it
- * waits for a new epoch. See docs/simulator.md on what that means for an owner that restarts before it is declared
- * down.
+ * <p>A crash loses every machine and queue and, on disk, what was not fsynced (a random part of it survives, the last
+ * record possibly torn); the machines are rebuilt from disk at the next use.
  */
 public final class SimBroker {
-    private static final long DATA_PERIOD_MS = 50;
+    static final long DATA_PERIOD_MS = 50;
+    private static final long LEASE_MS = 600;
+    private static final int PREFETCH = 20;
+    private static final ByteBuffer BODIES = ByteBuffer.allocate(4096).asReadOnlyBuffer();
 
-    private record Streaming(NodeId owner, long epoch) {}
+    /** The owner side of one queue in one epoch. */
+    private static final class OwnedQueue {
+        final Epoch epoch;
+        final QueueMachine queue;
+        long enqueuedUpTo;
+        final TreeMap<ConsumerKey, Lease> leases = new TreeMap<>((a, b) -> a.channel() != b.channel()
+                ? Long.compare(a.channel(), b.channel())
+                : a.tag().compareTo(b.tag()));
+        /** Channels closed here: never reopened, so no delivery of theirs can arrive after a redelivery. */
+        final java.util.HashSet<ConsumerKey> closed = new java.util.HashSet<>();
 
-    private static final class Owning {
-        final long epoch;
-        final TreeMap<NodeId, LogPosition> acks = new TreeMap<>();
-
-        Owning(long epoch) {
+        OwnedQueue(Epoch epoch, QueueMachine queue, long enqueuedUpTo) {
             this.epoch = epoch;
+            this.queue = queue;
+            this.enqueuedUpTo = enqueuedUpTo;
+        }
+    }
+
+    private static final class Lease {
+        final NodeId node;
+        long refreshedMs;
+        final TreeSet<Long> held = new TreeSet<>();
+
+        Lease(NodeId node) {
+            this.node = node;
         }
     }
 
     private final SimCluster cluster;
     private final NodeId id;
     private final SimMetadataLog log;
-    private final TreeMap<ObjectId, SimReplica> replicas = new TreeMap<>();
-    private final TreeMap<ObjectId, Long> installedEpoch = new TreeMap<>();
-    private final TreeMap<ObjectId, Long> fencedThrough = new TreeMap<>();
-    private final TreeMap<ObjectId, Streaming> streaming = new TreeMap<>();
-    private final TreeMap<ObjectId, Owning> owning = new TreeMap<>();
+    private final ReplicationConfig replicationConfig = ReplicationConfig.defaults();
+    private final TreeMap<ObjectId, SimReplica> disks = new TreeMap<>();
+    private final TreeMap<ObjectId, Replica> machines = new TreeMap<>();
+    private final TreeMap<ObjectId, String> views = new TreeMap<>();
+    private final TreeMap<ObjectId, OwnedQueue> queues = new TreeMap<>();
     private Incarnation incarnation = new Incarnation(0);
     private boolean alive;
     private boolean draining;
     private long generation;
     private SimController controller;
     private long appended;
+    private long fsyncLatencyMs = 2;
+    private boolean fsyncScheduled;
 
     SimBroker(SimCluster cluster, NodeId id, SimMetadataLog log) {
         this.cluster = cluster;
         this.id = id;
         this.log = log;
         log.onLeaderChange(this::leadership);
+        log.subscribe(image -> {
+            if (alive) {
+                refreshViews();
+            }
+        });
     }
 
     public NodeId id() {
@@ -87,22 +128,38 @@ public final class SimBroker {
         return draining;
     }
 
+    /** Messages this broker appended as an owner. */
     public long appended() {
         return appended;
     }
 
-    /** The replica of {@code object} on this broker (an empty one if it never held it). */
+    /** The storage of {@code object}'s replica on this broker (an empty one if it never held it). */
     public SimReplica replica(ObjectId object) {
-        return replicas.computeIfAbsent(object, unused -> new SimReplica());
+        return disks.computeIfAbsent(object, unused -> new SimReplica());
     }
 
-    /** False when this broker restarted after holding records of {@code epoch}: it refuses to own that epoch. */
+    /** The state machine of {@code object} on this broker, rebuilt from storage after a restart. */
+    public Replica machine(ObjectId object) {
+        Replica machine = machines.get(object);
+        if (machine == null) {
+            machine = Replica.start(
+                    object, id, incarnation, replicationConfig, replica(object).recovered());
+            machines.put(object, machine);
+        }
+        return machine;
+    }
+
+    /** False when this broker's replica can never own {@code epoch} (it held records of it before a restart). */
     public boolean mayOwn(ObjectId object, long epoch) {
-        return fencedThrough.getOrDefault(object, 0L) < epoch;
+        return machine(object).mayOwn(Epoch.of(epoch));
     }
 
     SimController controller() {
         return controller;
+    }
+
+    void fsyncLatency(long ms) {
+        fsyncLatencyMs = ms;
     }
 
     void start() {
@@ -128,13 +185,14 @@ public final class SimBroker {
         alive = false;
         generation++;
         cluster.scheduler().trace("crash " + id);
-        for (Map.Entry<ObjectId, SimReplica> entry : replicas.entrySet()) {
-            SimReplica replica = entry.getValue();
-            replica.crash();
-            fencedThrough.merge(entry.getKey(), replica.lastEpoch(), Math::max);
+        for (Map.Entry<ObjectId, SimReplica> entry : disks.entrySet()) {
+            entry.getValue().crash(cluster.random());
+            cluster.invariants().crashed(entry.getKey(), id, entry.getValue());
         }
-        streaming.clear();
-        owning.clear();
+        machines.clear();
+        views.clear();
+        queues.clear();
+        fsyncScheduled = false;
         if (controller != null) {
             controller.stop();
             controller = null;
@@ -188,113 +246,187 @@ public final class SimBroker {
         }
     }
 
+    // ---- the view: activated assignments become Assigned / Unassigned ----------------------------------------------
+
+    private void refreshViews() {
+        CoordinationImage image = log.image().coordination();
+        long protect = image.settings().value(RuntimeSettings.RETENTION_PROTECT_MS);
+        for (AcceptedHistory history : image.objects().values()) {
+            ObjectId object = history.id();
+            Optional<Assignment> active = history.validate();
+            ReplicaEvent event;
+            String key;
+            if (active.isPresent() && active.get().hasMember(id)) {
+                Assignment assignment = active.get();
+                int w = history.spec().writeRequirement();
+                if (cluster.config().has(Bug.CONFIRM_AT_W_MINUS_ONE)) {
+                    w = Math.max(1, w - 1);
+                }
+                event = new ReplicaEvent.Assigned(assignment, w, history.installedInCommitted(), protect);
+                key = assignment + "|" + history.installedInCommitted() + "|" + protect;
+            } else {
+                if (!machines.containsKey(object) && !disks.containsKey(object)) {
+                    continue;
+                }
+                event = new ReplicaEvent.Unassigned();
+                key = "none";
+            }
+            if (!key.equals(views.get(object))) {
+                views.put(object, key);
+                handle(object, event);
+            }
+        }
+    }
+
     private void data(long gen) {
         if (gen != generation) {
             return;
         }
         cluster.scheduler().after(DATA_PERIOD_MS, "data " + id, () -> data(gen));
-        List<ObjectId> synced = new ArrayList<>();
-        for (Map.Entry<ObjectId, SimReplica> entry : replicas.entrySet()) {
-            if (entry.getValue().durable() < entry.getValue().end()) {
-                entry.getValue().fsync();
-                synced.add(entry.getKey());
-            }
+        refreshViews();
+        ReplicaEvent tick = new ReplicaEvent.Tick();
+        for (ObjectId object : new ArrayList<>(machines.keySet())) {
+            handle(object, tick);
         }
-        for (ObjectId object : synced) {
-            Streaming source = streaming.get(object);
-            if (source != null) {
-                LogPosition durable = replica(object).durablePosition();
-                cluster.network()
-                        .send(
-                                id,
-                                source.owner(),
-                                "ack " + object + " " + id,
-                                () -> cluster.broker(source.owner()).receiveAck(object, source.epoch(), id, durable));
-            }
-        }
-        var image = log.image().coordination();
-        for (Map.Entry<ObjectId, Assignment> entry :
-                image.projectedAssignments().entrySet()) {
-            ObjectId object = entry.getKey();
-            Assignment assignment = entry.getValue();
-            AcceptedHistory history = image.objects().get(object);
-            long epoch = assignment.epoch().value();
-            if (!assignment.owner().equals(id)
-                    || !history.installedInCommitted().contains(id)
-                    || fencedThrough.getOrDefault(object, 0L) >= epoch) {
+        long now = cluster.now();
+        for (Map.Entry<ObjectId, OwnedQueue> entry : new ArrayList<>(queues.entrySet())) {
+            OwnedQueue owned = entry.getValue();
+            if (!machine(entry.getKey()).owning().equals(Optional.of(owned.epoch))) {
+                queues.remove(entry.getKey());
                 continue;
             }
-            Owning state = owning.get(object);
-            if (state == null || state.epoch != epoch) {
-                state = new Owning(epoch);
-                owning.put(object, state);
-            }
-            confirm(object, state, history.spec().writeRequirement(), assignment);
-            SimReplica replica = replica(object);
-            if (!replica.append(epoch)) {
-                continue;
-            }
-            appended++;
-            SimReplica snapshot = replica.copy();
-            for (NodeId follower : assignment.followers()) {
-                cluster.network()
-                        .send(
-                                id,
-                                follower,
-                                "repl " + object + " " + follower,
-                                () -> cluster.broker(follower).receiveReplicate(object, epoch, id, snapshot));
+            for (Map.Entry<ConsumerKey, Lease> lease : new ArrayList<>(owned.leases.entrySet())) {
+                if (now - lease.getValue().refreshedMs > LEASE_MS) {
+                    closeChannel(entry.getKey(), owned, lease.getKey());
+                }
             }
         }
     }
 
-    private void confirm(ObjectId object, Owning state, int w, Assignment assignment) {
-        List<Long> durable = new ArrayList<>();
-        LogPosition own = replica(object).durablePosition();
-        if (own.epoch().value() == state.epoch) {
-            durable.add(own.offset());
-        }
-        for (NodeId follower : assignment.followers()) {
-            LogPosition reported = state.acks.get(follower);
-            if (reported != null && reported.epoch().value() == state.epoch) {
-                durable.add(reported.offset());
-            }
-        }
-        if (durable.size() >= w) {
-            durable.sort((a, b) -> Long.compare(b, a));
-            cluster.invariants().confirmed(object, LogPosition.of(state.epoch, durable.get(w - 1)));
-        }
-    }
+    // ---- events in, effects out ----------------------------------------------------------------------------------
 
-    private void receiveAck(ObjectId object, long epoch, NodeId from, LogPosition durable) {
-        Owning state = owning.get(object);
-        if (!alive || state == null || state.epoch != epoch) {
-            return;
-        }
-        state.acks.merge(from, durable, (a, b) -> a.compareTo(b) >= 0 ? a : b);
-        Assignment assignment =
-                log.image().coordination().projectedAssignments().get(object);
-        if (assignment != null && assignment.epoch().value() == epoch) {
-            confirm(
-                    object,
-                    state,
-                    log.image().coordination().objects().get(object).spec().writeRequirement(),
-                    assignment);
-        }
-    }
-
-    private void receiveReplicate(ObjectId object, long epoch, NodeId owner, SimReplica snapshot) {
+    private void handle(ObjectId object, ReplicaEvent event) {
         if (!alive) {
             return;
         }
-        SimReplica replica = replica(object);
-        if (replica.sealedEpoch() >= epoch
-                || replica.lastEpoch() > epoch
-                || installedEpoch.getOrDefault(object, 0L) > epoch
-                || replica.commonPrefix(snapshot) < replica.end() + 1) {
+        Replica machine = machine(object);
+        List<ReplicaEffect> effects = machine.onEvent(event, cluster.now());
+        for (ReplicaEffect effect : effects) {
+            execute(object, machine, effect);
+        }
+    }
+
+    private void execute(ObjectId object, Replica machine, ReplicaEffect effect) {
+        SimReplica disk = replica(object);
+        long gen = generation;
+        switch (effect) {
+            case ReplicaEffect.Append append -> {
+                disk.append(append.records());
+                if (machine.owning().isPresent()) {
+                    appended += append.records().size();
+                }
+                scheduleFsync();
+            }
+            case ReplicaEffect.Truncate truncate -> disk.truncate(truncate.from());
+            case ReplicaEffect.Flush flush -> {
+                disk.requestFlush();
+                scheduleFsync();
+            }
+            case ReplicaEffect.PersistSeal seal -> {
+                disk.requestSeal(seal.epoch().value());
+                scheduleFsync();
+            }
+            case ReplicaEffect.Discard discard -> disk.discard(discard.below());
+            case ReplicaEffect.Reseed reseed -> disk.reseed(reseed.start(), reseed.history());
+            case ReplicaEffect.ReadLog read ->
+                cluster.scheduler().after(0, "read", () -> {
+                    if (gen == generation) {
+                        handle(
+                                object,
+                                new ReplicaEvent.LogRead(
+                                        read.purpose(),
+                                        read.peer(),
+                                        replica(object).read(read.from(), read.to())));
+                    }
+                });
+            case ReplicaEffect.Send send -> {
+                PeerMessage message = send.message();
+                cluster.network()
+                        .send(
+                                id,
+                                send.to(),
+                                "peer",
+                                () -> cluster.broker(send.to()).receivePeer(object, id, message));
+            }
+            case ReplicaEffect.ReplySealed sealed -> {
+                cluster.invariants()
+                        .sealed(object, sealed.epoch(), id, sealed.reply().logEnd());
+                SealReply reply = sealed.reply();
+                reply(
+                        sealed.controller(),
+                        "seal-reply " + object + " " + id,
+                        c -> c.sealReply(object, sealed.epoch(), reply));
+            }
+            case ReplicaEffect.ReplyInstalled installed -> {
+                if (!cluster.config().has(Bug.ACTIVATE_BEFORE_INSTALL)) {
+                    installed(object, installed.epoch(), installed.controller());
+                }
+            }
+            case ReplicaEffect.Confirm confirm -> {
+                cluster.invariants().confirming(object, id, confirm.offset());
+                cluster.workload().confirm(id, object, confirm.id());
+            }
+            case ReplicaEffect.Refuse refuse -> cluster.workload().refuse(id, object, refuse.id());
+            case ReplicaEffect.Deliverable deliverable -> {
+                cluster.invariants().confirmed(object, new LogPosition(deliverable.epoch(), deliverable.upTo()));
+                deliverable(object, deliverable.epoch(), deliverable.upTo());
+            }
+        }
+    }
+
+    private void scheduleFsync() {
+        if (fsyncScheduled) {
             return;
         }
-        replica.copyFrom(snapshot, snapshot.end(), false);
-        streaming.put(object, new Streaming(owner, epoch));
+        fsyncScheduled = true;
+        long gen = generation;
+        cluster.scheduler().after(fsyncLatencyMs, "fsync " + id, () -> {
+            if (gen == generation) {
+                fsync();
+            }
+        });
+    }
+
+    /** Group commit: one fsync makes every replica's writes durable, then each machine hears of it. */
+    private void fsync() {
+        fsyncScheduled = false;
+        boolean persistSeals = !cluster.config().has(Bug.SKIP_SEAL_PERSIST);
+        List<ObjectId> synced = new ArrayList<>();
+        List<Long> seals = new ArrayList<>();
+        for (Map.Entry<ObjectId, SimReplica> entry : disks.entrySet()) {
+            SimReplica disk = entry.getValue();
+            if (disk.dirty()) {
+                seals.add(disk.pendingSeal());
+                disk.fsync(persistSeals);
+                synced.add(entry.getKey());
+            }
+        }
+        for (int i = 0; i < synced.size(); i++) {
+            ObjectId object = synced.get(i);
+            handle(object, new ReplicaEvent.AppendDurable(replica(object).end()));
+            if (seals.get(i) > 0) {
+                handle(object, new ReplicaEvent.SealPersisted(Epoch.of(seals.get(i))));
+            }
+        }
+    }
+
+    void receivePeer(ObjectId object, NodeId from, PeerMessage message) {
+        handle(object, new ReplicaEvent.Received(from, message));
+    }
+
+    /** A publish, from a client on this broker or forwarded by another broker, admitted under {@code epoch}. */
+    void receivePublish(ObjectId object, PublishId publish, Epoch epoch, int bytes) {
+        handle(object, new ReplicaEvent.PublishAdmitted(publish, epoch, BODIES.slice(0, bytes)));
     }
 
     void receiveRequest(RecoveryRequest request, NodeId from) {
@@ -302,63 +434,38 @@ public final class SimBroker {
             return;
         }
         ObjectId object = request.object();
-        SimReplica replica = replica(object);
         switch (request) {
             case RecoveryRequest.Seal seal -> {
-                replica.seal(seal.epoch(), !cluster.config().has(Bug.SEAL_WITHOUT_FENCE));
-                SealReply reply = new SealReply(id, replica.position(), replica.durable());
-                cluster.invariants().sealed(object, seal.epoch(), id, reply.logEnd());
-                reply(
-                        from,
-                        "seal-reply " + object + " " + id,
-                        controller -> controller.sealReply(object, seal.epoch(), reply));
+                if (cluster.config().has(Bug.SEAL_WITHOUT_FENCE)) {
+                    // answers from its disk without telling the state machine: appends go on after the seal
+                    SimReplica disk = replica(object);
+                    disk.fsync(true);
+                    SealReply reply = new SealReply(id, disk.position(), disk.durable());
+                    cluster.invariants().sealed(object, seal.epoch(), id, reply.logEnd());
+                    reply(from, "seal-reply " + object + " " + id, c -> c.sealReply(object, seal.epoch(), reply));
+                } else {
+                    handle(object, new ReplicaEvent.SealRequested(from, seal.epoch()));
+                }
             }
             case RecoveryRequest.Install install -> {
-                LogPosition point = install.point();
-                SimReplica source = null;
-                if (point.offset() < 0) {
-                    source = new SimReplica();
-                } else {
-                    for (NodeId node : install.sources()) {
-                        SimBroker candidate = cluster.broker(node);
-                        SimReplica held = candidate.replica(object);
-                        if (candidate.alive()
-                                && cluster.network().connected(id, node)
-                                && held.end() >= point.offset()
-                                && held.epochAt(point.offset()) == point.epoch().value()) {
-                            source = held;
-                            break;
-                        }
-                    }
+                if (cluster.config().has(Bug.ACTIVATE_BEFORE_INSTALL)) {
+                    installed(object, install.epoch(), from); // acknowledged before anything was copied
                 }
-                if (source == null) {
-                    return;
-                }
-                replica.copyFrom(source, point.offset(), true);
-                installed(object, install.epoch(), from);
+                handle(
+                        object,
+                        new ReplicaEvent.InstallRequested(from, install.epoch(), install.point(), install.sources()));
             }
             case RecoveryRequest.CatchUp catchUp -> {
-                SimBroker owner = cluster.broker(catchUp.owner());
-                if (!owner.alive() || !cluster.network().connected(id, owner.id())) {
-                    return;
+                if (cluster.config().has(Bug.ACTIVATE_BEFORE_INSTALL)) {
+                    installed(object, catchUp.epoch(), from);
                 }
-                SimReplica source = owner.replica(object);
-                long common = replica.commonPrefix(source);
-                if (common >= replica.end() + 1) {
-                    replica.copyFrom(source, source.end(), true);
-                } else if (common < source.end() + 1) {
-                    replica.copyFrom(source, source.end(), true); // divergent suffix: truncate, then copy
-                } else {
-                    replica.fsync(); // the owner's log is a prefix of ours: keep what we have
-                }
-                installed(object, catchUp.epoch(), from);
+                handle(object, new ReplicaEvent.CatchUpRequested(from, catchUp.epoch(), catchUp.owner()));
             }
         }
     }
 
     private void installed(ObjectId object, Epoch epoch, NodeId controllerNode) {
-        installedEpoch.merge(object, epoch.value(), Math::max);
-        reply(controllerNode, "installed " + object + " " + id, controller -> controller.installed(object, epoch, id));
+        reply(controllerNode, "installed " + object + " " + id, c -> c.installed(object, epoch, id));
     }
 
     private void reply(NodeId controllerNode, String label, java.util.function.Consumer<SimController> action) {
@@ -368,5 +475,165 @@ public final class SimBroker {
                 action.accept(target.controller);
             }
         });
+    }
+
+    // ---- the owner side of queues --------------------------------------------------------------------------------
+
+    private boolean isQueue(ObjectId object) {
+        return log.image()
+                .coordination()
+                .object(object)
+                .map(history -> history.spec().kind() == ObjectKind.QUEUE)
+                .orElse(false);
+    }
+
+    /** The commit offset advanced: the queue takes the committed messages (after a failover, rebuilt from the log). */
+    private void deliverable(ObjectId object, Epoch epoch, long upTo) {
+        if (!isQueue(object)) {
+            return;
+        }
+        SimReplica disk = replica(object);
+        OwnedQueue owned = queues.get(object);
+        if (!machine(object).owning().equals(Optional.of(epoch))) {
+            queues.remove(object);
+            return;
+        }
+        if (owned == null || !owned.epoch.equals(epoch)) {
+            TreeSet<Long> unsettled = new TreeSet<>();
+            for (Record record : disk.read(disk.start(), upTo)) {
+                switch (record) {
+                    case Record.Message message -> unsettled.add(message.offset());
+                    case Record.Settle settle -> unsettled.remove(settle.settled());
+                    case Record.EpochStart start -> {}
+                }
+            }
+            owned = new OwnedQueue(
+                    epoch,
+                    QueueMachine.recovered(
+                            unsettled.stream().mapToLong(Long::longValue).toArray()),
+                    upTo);
+            queues.put(object, owned);
+            return;
+        }
+        QueueEffects effects = queueEffects(object, owned);
+        for (long offset = owned.enqueuedUpTo + 1; offset <= upTo; offset++) {
+            if (disk.record(offset) instanceof Record.Message) {
+                owned.queue.enqueue(offset, effects);
+            }
+        }
+        owned.enqueuedUpTo = Math.max(owned.enqueuedUpTo, upTo);
+    }
+
+    private QueueEffects queueEffects(ObjectId object, OwnedQueue owned) {
+        return new QueueEffects() {
+            @Override
+            public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
+                Lease lease = owned.leases.get(consumer);
+                Record record = replica(object).record(offset);
+                if (lease == null || !(record instanceof Record.Message message)) {
+                    return;
+                }
+                lease.held.add(offset);
+                cluster.invariants().delivering(object, id, owned.epoch, offset);
+                boolean deposed = cluster.history(object).committedEpoch().isAfter(owned.epoch);
+                cluster.workload()
+                        .deliver(
+                                id,
+                                lease.node,
+                                object,
+                                owned.epoch,
+                                consumer,
+                                offset,
+                                message.id(),
+                                redelivered,
+                                deposed);
+            }
+
+            @Override
+            public void settle(long offset) {
+                long gen = generation;
+                cluster.scheduler().after(0, "settle", () -> {
+                    if (gen == generation) {
+                        handle(object, new ReplicaEvent.SettleAdmitted(offset));
+                    }
+                });
+            }
+        };
+    }
+
+    /** The queue this broker owns in {@code epoch}, if its replica still owns that epoch. */
+    private OwnedQueue ownedQueue(ObjectId object, Epoch epoch) {
+        OwnedQueue owned = queues.get(object);
+        if (!alive || owned == null) {
+            return null;
+        }
+        if (!machine(object).owning().equals(Optional.of(owned.epoch))) {
+            queues.remove(object); // no longer the owner: what it held is recovered by the next one
+            return null;
+        }
+        return owned.epoch.equals(epoch) ? owned : null;
+    }
+
+    /** A consumer's channel closed: its unacknowledged messages go back, marked redelivered. */
+    void channelClosed(ObjectId object, Epoch epoch, ConsumerKey consumer) {
+        OwnedQueue owned = ownedQueue(object, epoch);
+        if (owned == null) {
+            return;
+        }
+        closeChannel(object, owned, consumer);
+    }
+
+    /** The consumer's channel is gone: what it held goes back, marked redelivered, and the consumer hears of it. */
+    private void closeChannel(ObjectId object, OwnedQueue owned, ConsumerKey consumer) {
+        owned.closed.add(consumer);
+        Lease lease = owned.leases.remove(consumer);
+        if (lease != null) {
+            owned.queue.cancel(consumer);
+            owned.queue.requeue(lease.held.stream().mapToLong(Long::longValue).toArray(), queueEffects(object, owned));
+            cluster.workload().closed(id, lease.node, object, consumer);
+        }
+    }
+
+    /** A consumer on {@code node} (re)subscribes, or refreshes its lease. */
+    void receiveSubscribe(ObjectId object, Epoch epoch, ConsumerKey consumer, NodeId node) {
+        OwnedQueue owned = ownedQueue(object, epoch);
+        if (owned == null) {
+            return;
+        }
+        if (owned.closed.contains(consumer)) {
+            cluster.workload().closed(id, node, object, consumer);
+            return;
+        }
+        Lease lease = owned.leases.get(consumer);
+        if (lease == null) {
+            lease = new Lease(node);
+            owned.leases.put(consumer, lease);
+            lease.refreshedMs = cluster.now();
+            owned.queue.consume(consumer, PREFETCH, false, false, queueEffects(object, owned));
+        }
+        lease.refreshedMs = cluster.now();
+    }
+
+    void receiveAck(ObjectId object, Epoch epoch, ConsumerKey consumer, long offset, boolean requeue) {
+        OwnedQueue owned = ownedQueue(object, epoch);
+        if (owned == null) {
+            return;
+        }
+        Lease lease = owned.leases.get(consumer);
+        if (lease == null || !lease.held.remove(offset)) {
+            return;
+        }
+        QueueEffects effects = queueEffects(object, owned);
+        if (requeue) {
+            owned.queue.reject(offset, true, effects);
+        } else {
+            owned.queue.ack(offset, effects);
+        }
+    }
+
+    /** Ready and unacknowledged messages of the queue this broker owns, or -1 when it owns none. */
+    public int queueDepth(ObjectId object) {
+        OwnedQueue owned = queues.get(object);
+        return owned == null ? -1 : owned.queue.readyCount() + owned.queue.unackedCount();
     }
 }

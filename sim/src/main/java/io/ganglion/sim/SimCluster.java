@@ -33,6 +33,7 @@ public final class SimCluster {
     private final TreeMap<NodeId, SimBroker> brokers = new TreeMap<>();
     private final Invariants invariants;
     private final SimStats stats = new SimStats();
+    private final SimWorkload workload;
 
     public SimCluster(SimConfig config) {
         this.config = config;
@@ -45,9 +46,12 @@ public final class SimCluster {
         quorum = new SimMetadataQuorum(
                 scheduler, random, network, id -> brokers.get(id).alive());
         invariants = new Invariants(this);
+        workload = new SimWorkload(this);
         quorum.onCommit(invariants::onCommit);
         for (NodeId id : ids) {
-            brokers.put(id, new SimBroker(this, id, quorum.log(id)));
+            SimBroker broker = new SimBroker(this, id, quorum.log(id));
+            broker.fsyncLatency(1 + random.nextLong(3));
+            brokers.put(id, broker);
         }
         for (SimBroker broker : brokers.values()) {
             broker.start();
@@ -87,6 +91,10 @@ public final class SimCluster {
 
     public SimStats stats() {
         return stats;
+    }
+
+    public SimWorkload workload() {
+        return workload;
     }
 
     public SimBroker broker(NodeId id) {
@@ -168,6 +176,51 @@ public final class SimCluster {
 
     public ObjectId createQueue(String name, int copies, DurabilityMode mode) {
         return create(name, ObjectKind.QUEUE, copies, mode);
+    }
+
+    /** Creates an object with a publisher (one publish every {@code everyMs}) and, for a queue, a consumer. */
+    public ObjectId createWithClients(String name, ObjectKind kind, int copies, DurabilityMode mode, long everyMs) {
+        ObjectId id = create(name, kind, copies, mode);
+        workload.attach(id, kind, everyMs);
+        return id;
+    }
+
+    /** Gives {@code node} a slow disk: every fsync takes {@code ms}. */
+    public void slowDisk(NodeId node, long ms) {
+        scheduler.trace("slow-disk " + node + " " + ms);
+        brokers.get(node).fsyncLatency(ms);
+    }
+
+    /** Delays every message between {@code a} and {@code b} by {@code ms} more (heartbeats included); 0 restores. */
+    public void slowLink(NodeId a, NodeId b, long ms) {
+        scheduler.trace("slow " + a + " " + b + " " + ms);
+        network.slow(a, b, ms);
+    }
+
+    /** Cuts every link between {@code side} and the other nodes. */
+    public void partition(List<NodeId> side) {
+        for (NodeId a : side) {
+            for (NodeId b : brokers.keySet()) {
+                if (!side.contains(b)) {
+                    partition(a, b);
+                }
+            }
+        }
+    }
+
+    /**
+     * Stops new publishes, runs until every publish was confirmed and every confirmed queue message delivered (at most
+     * {@code boundMs}), then runs the total-queue check. True if the workload drained.
+     */
+    public boolean drainAndCheck(long boundMs) {
+        workload.stopPublishing();
+        long deadline = scheduler.now() + boundMs;
+        while ((workload.unconfirmed() > 0 || invariants.undelivered() > 0) && scheduler.now() < deadline) {
+            runFor(50);
+        }
+        boolean drained = workload.unconfirmed() == 0 && invariants.undelivered() == 0;
+        invariants.checkTotalQueue();
+        return drained;
     }
 
     public void setting(Setting setting, long value) {

@@ -117,7 +117,10 @@ final class SimController {
             propose(command);
         }
         if (cluster.config().has(Bug.FORGE_SEALS)) {
-            forgeSeals(image);
+            forgeSeals(image, history -> 1);
+        }
+        if (cluster.config().has(Bug.R_IS_W_MINUS_ONE)) {
+            forgeSeals(image, history -> history.spec().writeRequirement() - 1);
         }
         for (RecoveryRequest request : result.requests()) {
             cluster.network()
@@ -129,19 +132,33 @@ final class SimController {
         }
     }
 
-    /** The injected bug: once one real seal is in, pretend the other members of E sealed at the same end. */
-    private void forgeSeals(CoordinationImage image) {
+    /**
+     * The injected bugs: once {@code enough} real seals are in, pretend other members of E sealed at the highest real
+     * end, up to R.
+     */
+    private void forgeSeals(CoordinationImage image, java.util.function.ToIntFunction<AcceptedHistory> enough) {
         for (AcceptedHistory history : image.objects().values()) {
-            if (history.pending().isEmpty() || history.pending().get().point().isPresent()) {
+            if (history.pending().isEmpty()
+                    || history.pending().get().point().isPresent()
+                    || history.eligibleSet().size() == 0) {
                 continue;
             }
             PendingRecovery pending = history.pending().get();
-            if (pending.seals().isEmpty() || pending.seals().size() >= history.recoveryThreshold()) {
+            int r = history.recoveryThreshold();
+            if (pending.seals().size() < Math.max(0, enough.applyAsInt(history))
+                    || pending.seals().size() >= r) {
                 continue;
             }
-            SealReply real = pending.seals().values().iterator().next();
+            SealReply real = pending.seals().values().stream()
+                    .max(java.util.Comparator.comparing(SealReply::logEnd))
+                    .orElse(new SealReply(host.id(), io.ganglion.coordination.LogPosition.EMPTY, -1));
+            int forged = pending.seals().size();
             for (NodeId member : history.eligibleSet().members()) {
+                if (forged >= r) {
+                    break;
+                }
                 if (!pending.seals().containsKey(member)) {
+                    forged++;
                     propose(new AppendHistory(
                             history.id(),
                             new SealReceived(

@@ -8,7 +8,7 @@ import java.util.TreeSet;
 
 /**
  * The links between brokers: a fixed base delay per link (1 to 10 ms) plus jitter, random drops, and cuts that come and
- * heal. A cut is symmetric. A message crossing a link that is cut when it is sent or when it would arrive is lost, like
+ * heal. Each direction of a link is first in, first out, as one TCP connection is. A cut is symmetric. A message crossing a link that is cut when it is sent or when it would arrive is lost, like
  * one in a closed TCP connection.
  */
 public final class SimNetwork {
@@ -16,6 +16,10 @@ public final class SimNetwork {
     private final SplittableRandom random;
     private final TreeMap<String, Long> baseDelayMs = new TreeMap<>();
     private final TreeSet<String> cuts = new TreeSet<>();
+    private final TreeMap<String, Long> extraDelayMs = new TreeMap<>();
+    /** from>to -> arrival time of the last message: a link is one TCP connection, first in, first out. */
+    private final TreeMap<String, Long> lastArrivalMs = new TreeMap<>();
+
     private double dropRate;
     private long dropped;
 
@@ -45,21 +49,46 @@ public final class SimNetwork {
         if (from.equals(to)) {
             return 0;
         }
-        return baseDelayMs.get(key(from, to)) + random.nextLong(5);
+        return baseDelayMs.get(key(from, to)) + extraDelayMs.getOrDefault(key(from, to), 0L) + random.nextLong(5);
+    }
+
+    /** Adds {@code ms} to every message on the link between {@code a} and {@code b} (0 restores it). */
+    void slow(NodeId a, NodeId b, long ms) {
+        if (a.equals(b)) {
+            return;
+        }
+        if (ms == 0) {
+            extraDelayMs.remove(key(a, b));
+        } else {
+            extraDelayMs.put(key(a, b), ms);
+        }
     }
 
     /** Sends a message; {@code deliver} runs at the receiver if the link stays up and the message is not dropped. */
     void send(NodeId from, NodeId to, String label, Runnable deliver) {
+        send(from, to, label, deliver, () -> {});
+    }
+
+    /**
+     * Sends a message on a connection: when it is lost, {@code lost} runs once the loss is noticed (a connection that
+     * loses a message closes; it never silently skips one).
+     */
+    void send(NodeId from, NodeId to, String label, Runnable deliver, Runnable lost) {
         if (!connected(from, to) || (!from.equals(to) && dropRate > 0 && random.nextDouble() < dropRate)) {
             dropped++;
             scheduler.trace("drop " + label);
+            scheduler.after(delayMs(from, to), "lost " + label, lost);
             return;
         }
-        scheduler.after(delayMs(from, to), label, () -> {
+        String direction = from + ">" + to;
+        long arrival = Math.max(scheduler.now() + delayMs(from, to), lastArrivalMs.getOrDefault(direction, 0L));
+        lastArrivalMs.put(direction, arrival);
+        scheduler.at(arrival, label, () -> {
             if (connected(from, to)) {
                 deliver.run();
             } else {
                 dropped++;
+                lost.run();
             }
         });
     }
@@ -76,6 +105,7 @@ public final class SimNetwork {
 
     void healAll() {
         cuts.clear();
+        extraDelayMs.clear();
     }
 
     void dropRate(double rate) {

@@ -2,36 +2,39 @@ package io.ganglion.sim;
 
 import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.LogPosition;
+import io.ganglion.replication.EpochHistory;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
+import io.ganglion.replication.RecoveredLog;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * One object's replica log on one broker, reduced to what the control plane sees: its epoch history (epoch to first
- * offset), where it ends, how far it is durable, and the epoch it sealed. Records have no content; a record is its
- * (epoch, offset), which is all that recovery compares.
+ * One object's replica storage on one simulated broker: its records {@code start..end}, how far they are fsynced, the
+ * persisted sealed epoch. It outlives the broker process; the {@code Replica} state machine above it does not.
  *
- * <p>A crash loses the suffix that was not fsynced. A seal fsyncs the log and persists the sealed epoch before the
- * replica answers, then refuses appends of that epoch or earlier.
+ * <p>A crash keeps every fsynced record and a random prefix of the ones written but not fsynced (the page cache may
+ * have reached the disk), of which the last may be torn and is then cut, as the journal's CRC check would. A seal is
+ * persisted at the next fsync. Truncation and reseed are durable at once (the storage fsyncs them itself).
  */
 public final class SimReplica {
-    /** {epoch, first offset}, in offset order. */
-    private final List<long[]> history = new ArrayList<>();
-
-    private long end = -1;
+    private final ArrayList<Record> records = new ArrayList<>();
+    private long start;
     private long durable = -1;
     private long sealedEpoch;
+    private long pendingSeal;
+    private boolean flushRequested;
+    private EpochHistory history = EpochHistory.EMPTY;
 
-    public LogPosition position() {
-        return end < 0 ? LogPosition.EMPTY : LogPosition.of(epochAt(end), end);
-    }
-
-    public LogPosition durablePosition() {
-        return durable < 0 ? LogPosition.EMPTY : LogPosition.of(epochAt(durable), durable);
+    public long start() {
+        return start;
     }
 
     public long end() {
-        return end;
+        return start + records.size() - 1;
     }
 
     public long durable() {
@@ -42,119 +45,153 @@ public final class SimReplica {
         return sealedEpoch;
     }
 
+    public EpochHistory history() {
+        return history;
+    }
+
+    public LogPosition position() {
+        return end() < 0 ? LogPosition.EMPTY : new LogPosition(history.epochAt(end()), end());
+    }
+
+    public LogPosition durablePosition() {
+        return durable < 0 ? LogPosition.EMPTY : new LogPosition(history.epochAt(durable), durable);
+    }
+
     public long lastEpoch() {
-        return history.isEmpty() ? 0 : history.get(history.size() - 1)[0];
+        return history.lastEpoch().value();
     }
 
-    /** The epoch of the record at {@code offset}, which must be at most {@link #end}. */
+    /** The epoch of the record at {@code offset} (which must be at most {@link #end}); 0 before the first epoch. */
     public long epochAt(long offset) {
-        for (int i = history.size() - 1; i >= 0; i--) {
-            if (history.get(i)[1] <= offset) {
-                return history.get(i)[0];
+        return history.epochAt(offset).value();
+    }
+
+    /** True when this log durably holds the record of {@code epoch} at {@code offset}. */
+    public boolean holdsDurably(long epoch, long offset) {
+        return offset <= durable && epochAt(offset) == epoch;
+    }
+
+    /** The record at {@code offset}, or null if it was discarded or is past the end. */
+    public Record record(long offset) {
+        if (offset < start || offset > end()) {
+            return null;
+        }
+        return records.get((int) (offset - start));
+    }
+
+    public List<Record> read(long from, long to) {
+        List<Record> read = new ArrayList<>();
+        for (long offset = Math.max(from, start); offset <= Math.min(to, end()); offset++) {
+            read.add(records.get((int) (offset - start)));
+        }
+        return read;
+    }
+
+    void append(List<Record> appended) {
+        for (Record record : appended) {
+            if (record.offset() != end() + 1) {
+                throw new IllegalStateException("append at " + record.offset() + " after end " + end());
+            }
+            records.add(record);
+            history = history.append(record.epoch(), record.offset());
+        }
+    }
+
+    void truncate(long from) {
+        while (end() >= from && !records.isEmpty()) {
+            records.remove(records.size() - 1);
+        }
+        durable = Math.min(durable, end());
+        history = history.truncateFrom(Math.max(from, start));
+    }
+
+    void discard(long below) {
+        long cut = Math.min(below, durable + 1);
+        if (cut > start) {
+            records.subList(0, (int) (cut - start)).clear();
+            start = cut;
+        }
+    }
+
+    void reseed(long newStart, EpochHistory newHistory) {
+        records.clear();
+        start = newStart;
+        durable = newStart - 1;
+        history = newHistory.truncateFrom(newStart);
+    }
+
+    void requestSeal(long epoch) {
+        pendingSeal = Math.max(pendingSeal, epoch);
+    }
+
+    void requestFlush() {
+        flushRequested = true;
+    }
+
+    long pendingSeal() {
+        return pendingSeal;
+    }
+
+    /** True if anything was waiting for an fsync. */
+    boolean dirty() {
+        return durable < end() || pendingSeal > 0 || flushRequested;
+    }
+
+    /** fsync: every record written is durable, and so is a requested seal unless {@code persistSeal} is false. */
+    void fsync(boolean persistSeal) {
+        durable = end();
+        if (persistSeal) {
+            sealedEpoch = Math.max(sealedEpoch, pendingSeal);
+        }
+        pendingSeal = 0;
+        flushRequested = false;
+    }
+
+    /** The process died: keep the durable prefix, a random part of the rest, and cut a torn last record. */
+    void crash(SplittableRandom random) {
+        long unsynced = end() - durable;
+        long survivors = unsynced <= 0 ? 0 : random.nextLong(unsynced + 1);
+        if (survivors > 0 && random.nextBoolean()) {
+            survivors--; // torn: the CRC check cuts it
+        }
+        truncate(durable + survivors + 1);
+        durable = end();
+        pendingSeal = 0;
+        flushRequested = false;
+    }
+
+    /** What the storage hands the state machine at process start. */
+    RecoveredLog recovered() {
+        TreeMap<PublishId, Long> published = new TreeMap<>();
+        for (Record record : records) {
+            if (record instanceof Record.Message message) {
+                published.put(message.id(), message.offset());
             }
         }
-        throw new IllegalArgumentException("no record at " + offset);
-    }
-
-    /** Appends one record of {@code epoch}; refused after a seal of that epoch or a later one, or behind the log. */
-    boolean append(long epoch) {
-        if (epoch <= sealedEpoch || epoch < lastEpoch()) {
-            return false;
-        }
-        if (epoch != lastEpoch()) {
-            history.add(new long[] {epoch, end + 1});
-        }
-        end++;
-        return true;
-    }
-
-    void fsync() {
-        durable = end;
-    }
-
-    void crash() {
-        truncate(durable);
-    }
-
-    /** Durably seals {@code epoch}: fsyncs the log and refuses appends of epoch {@code <= epoch} from now on. */
-    void seal(Epoch epoch, boolean fence) {
-        fsync();
-        if (fence) {
-            sealedEpoch = Math.max(sealedEpoch, epoch.value());
-        }
-    }
-
-    void truncate(long offset) {
-        end = Math.min(end, offset);
-        durable = Math.min(durable, end);
-        history.removeIf(entry -> entry[1] > end);
-    }
-
-    /** Makes this log the first {@code upTo + 1} records of {@code source}: truncate what diverges, copy what lacks. */
-    void copyFrom(SimReplica source, long upTo, boolean durably) {
-        long limit = Math.min(upTo, source.end);
-        long kept = Math.min(commonPrefix(source) - 1, limit);
-        List<long[]> from = new ArrayList<>(source.history);
-        history.clear();
-        for (long[] entry : from) {
-            if (entry[1] <= limit) {
-                history.add(new long[] {entry[0], entry[1]});
-            }
-        }
-        end = limit;
-        durable = durably ? end : Math.min(durable, kept);
+        return new RecoveredLog(start, end(), history, Epoch.of(sealedEpoch), published);
     }
 
     /** The number of leading records this log and {@code other} have in common (same epoch at each offset). */
     public long commonPrefix(SimReplica other) {
-        long shortest = Math.min(end, other.end);
-        TreeSet<Long> boundaries = new TreeSet<>();
-        history.forEach(entry -> boundaries.add(entry[1]));
-        other.history.forEach(entry -> boundaries.add(entry[1]));
-        for (long boundary : boundaries) {
-            if (boundary > shortest) {
-                break;
-            }
-            if (epochAt(boundary) != other.epochAt(boundary)) {
-                return boundary;
-            }
-        }
-        return shortest + 1;
+        return EpochHistory.commonPrefix(history, end(), other.history, other.end());
     }
 
     /** The epochs of the records at {@code offset} and after. */
     public TreeSet<Long> epochsFrom(long offset) {
         TreeSet<Long> epochs = new TreeSet<>();
-        for (int i = 0; i < history.size(); i++) {
-            long next = i + 1 < history.size() ? history.get(i + 1)[1] : end + 1;
-            if (next > offset && history.get(i)[1] <= end) {
-                epochs.add(history.get(i)[0]);
+        List<long[]> entries = history.entries();
+        for (int i = 0; i < entries.size(); i++) {
+            long next = i + 1 < entries.size() ? entries.get(i + 1)[1] : end() + 1;
+            if (next > offset && entries.get(i)[1] <= end()) {
+                epochs.add(entries.get(i)[0]);
             }
         }
         return epochs;
     }
 
-    SimReplica copy() {
-        SimReplica copy = new SimReplica();
-        copy.copyFrom(this, end, false);
-        copy.durable = durable;
-        copy.sealedEpoch = sealedEpoch;
-        return copy;
-    }
-
     @Override
     public String toString() {
-        StringBuilder text = new StringBuilder("[");
-        for (long[] entry : history) {
-            text.append(entry[0]).append('@').append(entry[1]).append(' ');
-        }
-        return text.append("end=")
-                .append(end)
-                .append(" durable=")
-                .append(durable)
-                .append(" sealed=")
-                .append(sealedEpoch)
-                .append(']')
-                .toString();
+        return "[" + history + " start=" + start + " end=" + end() + " durable=" + durable + " sealed=" + sealedEpoch
+                + "]";
     }
 }

@@ -11,7 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /** The checker catches a rule broken on purpose. */
 class InjectedBugSimulationTest {
-    private static final int SEEDS = 200;
+    /** The default random run's seed count: every injected bug must be caught within it. */
+    private static final int SEEDS = 500;
 
     private static SimResult firstFailure(Bug bug) {
         SimConfig template = SimConfig.of(0, 3).withBug(bug);
@@ -58,5 +59,36 @@ class InjectedBugSimulationTest {
     void shouldCatchASealThatDoesNotFenceWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.SEAL_WITHOUT_FENCE);
         assertThat(caught).as("a seed where the owner appends after its seal").isNotNull();
+    }
+
+    @Test
+    void shouldCatchRComputedAsWMinusOneWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.R_IS_W_MINUS_ONE);
+        assertThat(caught).as("a seed that activates on W - 1 seals").isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("real seals"));
+    }
+
+    @Test
+    void shouldCatchConfirmingAtWMinusOneCopiesWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.CONFIRM_AT_W_MINUS_ONE);
+        assertThat(caught).as("a seed that confirms on W - 1 copies").isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("not committed"));
+    }
+
+    @Test
+    void shouldCatchActivatingBeforeInstallWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.ACTIVATE_BEFORE_INSTALL);
+        assertThat(caught).as("a seed whose new owner lacks confirmed records").isNotNull();
+        assertThat(caught.violations())
+                .anyMatch(violation -> violation.contains("lacks confirmed")
+                        || violation.contains("lost")
+                        || violation.contains("not committed"));
+    }
+
+    @Test
+    void shouldCatchASealThatIsNotPersistedWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.SKIP_SEAL_PERSIST);
+        assertThat(caught).as("a seed where a sealed replica crashes").isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("was not persisted"));
     }
 }

@@ -7,7 +7,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * Random faults over many seeds (200 by default). {@code -Dganglion.sim.seeds=N} runs N seeds for a soak and prints
+ * Random faults over many seeds (500 by default), with publishers and consumers on every object. {@code -Dganglion.sim.seeds=N} runs N seeds for a soak and prints
  * seeds per second and simulated hours; {@code -Dganglion.sim.seed=S} runs only seed S; {@code
  * -Dganglion.sim.firstSeed=F} starts elsewhere.
  */
@@ -17,7 +17,7 @@ class RandomFaultSimulationTest {
     void shouldKeepEveryInvariantUnderRandomFaults() {
         String single = System.getProperty("ganglion.sim.seed");
         long first = Long.getLong("ganglion.sim.firstSeed", 1);
-        long count = Long.getLong("ganglion.sim.seeds", 200);
+        long count = Long.getLong("ganglion.sim.seeds", 500);
         if (single != null) {
             first = Long.parseLong(single);
             count = 1;
@@ -28,6 +28,10 @@ class RandomFaultSimulationTest {
         long activations = 0;
         long confirmed = 0;
         long stalled = 0;
+        long confirmedPublishes = 0;
+        long delivered = 0;
+        long resent = 0;
+        long deposed = 0;
         long started = System.nanoTime();
         for (long seed = first; seed < first + count; seed++) {
             SimResult result = RandomFaults.run(seed);
@@ -36,6 +40,10 @@ class RandomFaultSimulationTest {
             activations += result.stats().activations();
             confirmed += result.stats().confirmed();
             stalled += result.stats().stalledAfterHeal();
+            confirmedPublishes += result.stats().confirmedPublishes();
+            delivered += result.stats().delivered();
+            resent += result.stats().resent();
+            deposed += result.stats().deposedDuplicates();
             if (single != null) {
                 System.out.println("seed " + seed + " trace hash " + Long.toHexString(result.traceHash()) + ": "
                         + result.summary());
@@ -48,7 +56,8 @@ class RandomFaultSimulationTest {
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
-                        + " %d confirmations advanced, %d objects stalled by a restarted owner, %d failed%n",
+                        + " %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
+                        + " %d duplicates from a deposed owner, %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
                 seconds,
@@ -57,10 +66,16 @@ class RandomFaultSimulationTest {
                 events,
                 activations,
                 confirmed,
+                confirmedPublishes,
+                delivered,
+                resent,
+                deposed,
                 stalled,
                 failures.size());
         assertThat(failures).as("failing seeds").isEmpty();
         assertThat(activations).as("the runs did recover objects").isGreaterThan(count);
+        assertThat(confirmedPublishes).as("publishes were confirmed").isGreaterThan(100 * count);
+        assertThat(resent).as("the forwarding path ran").isGreaterThan(count);
         assertThat(stalled)
                 .as("objects left with a restarted owner in an old epoch")
                 .isZero();

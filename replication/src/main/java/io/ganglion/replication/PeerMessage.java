@@ -1,0 +1,64 @@
+package io.ganglion.replication;
+
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
+import java.util.List;
+import java.util.Objects;
+
+/** What replicas of one object say to each other over the peer link. The broker adds the object id on the wire. */
+public sealed interface PeerMessage {
+
+    /**
+     * Owner to follower: records of the owner's log, in order. When {@code truncateFrom} is not negative the follower
+     * first drops its records from that offset on: they diverge from the owner's log.
+     */
+    record Replicate(Epoch epoch, long truncateFrom, List<Record> records) implements PeerMessage {
+        public Replicate {
+            Objects.requireNonNull(epoch, "epoch");
+            records = List.copyOf(records);
+        }
+    }
+
+    /**
+     * Follower to owner: where its log ends, how far it is durable, and its epoch history, so the owner can find any
+     * divergence. {@code resync} asks the owner to feed it again from its end (it saw a gap).
+     */
+    record Progress(Epoch epoch, Incarnation incarnation, EpochHistory history, long end, long durable, boolean resync)
+            implements PeerMessage {
+        public Progress {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(incarnation, "incarnation");
+            Objects.requireNonNull(history, "history");
+        }
+    }
+
+    /** Installer to a sealed source: send me what I lack up to {@code upTo}; here is my log. */
+    record Fetch(Epoch installEpoch, EpochHistory history, long end, LogPosition upTo) implements PeerMessage {
+        public Fetch {
+            Objects.requireNonNull(installEpoch, "installEpoch");
+            Objects.requireNonNull(history, "history");
+            Objects.requireNonNull(upTo, "upTo");
+        }
+    }
+
+    /** Source to installer: truncate from {@code truncateFrom} (if within your log), then append {@code records}. */
+    record FetchReply(Epoch installEpoch, long truncateFrom, List<Record> records) implements PeerMessage {
+        public FetchReply {
+            Objects.requireNonNull(installEpoch, "installEpoch");
+            records = List.copyOf(records);
+        }
+    }
+
+    /**
+     * Owner or source to a copy that needs records the sender has discarded: reseed. Start an empty log at {@code
+     * start} with the sender's history; every record below {@code start} was settled. {@code epoch} is the streaming
+     * epoch or the install epoch.
+     */
+    record Snapshot(Epoch epoch, long start, EpochHistory history) implements PeerMessage {
+        public Snapshot {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(history, "history");
+        }
+    }
+}

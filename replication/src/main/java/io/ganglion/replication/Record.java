@@ -1,0 +1,59 @@
+package io.ganglion.replication;
+
+import io.ganglion.coordination.Epoch;
+import java.nio.ByteBuffer;
+import java.util.Objects;
+
+/**
+ * One record of an object's replicated log. Records of one epoch are written by its one owner in offset order, so two
+ * replicas holding a record of the same epoch at the same offset hold the same record.
+ */
+public sealed interface Record {
+    /** Header bytes counted for flow control besides the body: length, CRC, epoch, offset, type, timestamp. */
+    int HEADER_BYTES = 32;
+
+    Epoch epoch();
+
+    long offset();
+
+    /** Bytes this record takes on the wire and on disk, for flow control. */
+    int size();
+
+    /** The first record a new owner writes in its epoch, before it admits anything. */
+    record EpochStart(Epoch epoch, long offset) implements Record {
+        public EpochStart {
+            Objects.requireNonNull(epoch, "epoch");
+        }
+
+        @Override
+        public int size() {
+            return HEADER_BYTES;
+        }
+    }
+
+    /** A published message. The body is a read-only view; the state machines only measure it. */
+    record Message(Epoch epoch, long offset, PublishId id, ByteBuffer body) implements Record {
+        public Message {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(id, "id");
+            body = body.asReadOnlyBuffer();
+        }
+
+        @Override
+        public int size() {
+            return HEADER_BYTES + body.remaining();
+        }
+    }
+
+    /** The message at {@code settled} was acknowledged (or rejected without requeue): it is no longer in the queue. */
+    record Settle(Epoch epoch, long offset, long settled) implements Record {
+        public Settle {
+            Objects.requireNonNull(epoch, "epoch");
+        }
+
+        @Override
+        public int size() {
+            return HEADER_BYTES;
+        }
+    }
+}

@@ -1,0 +1,898 @@
+package io.ganglion.replication;
+
+import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.SealReply;
+import io.ganglion.replication.PeerMessage.Fetch;
+import io.ganglion.replication.PeerMessage.FetchReply;
+import io.ganglion.replication.PeerMessage.Progress;
+import io.ganglion.replication.PeerMessage.Replicate;
+import io.ganglion.replication.PeerMessage.Snapshot;
+import io.ganglion.replication.ReplicaEffect.Append;
+import io.ganglion.replication.ReplicaEffect.Confirm;
+import io.ganglion.replication.ReplicaEffect.Deliverable;
+import io.ganglion.replication.ReplicaEffect.Discard;
+import io.ganglion.replication.ReplicaEffect.Flush;
+import io.ganglion.replication.ReplicaEffect.PersistSeal;
+import io.ganglion.replication.ReplicaEffect.ReadLog;
+import io.ganglion.replication.ReplicaEffect.ReadPurpose;
+import io.ganglion.replication.ReplicaEffect.Refuse;
+import io.ganglion.replication.ReplicaEffect.ReplyInstalled;
+import io.ganglion.replication.ReplicaEffect.ReplySealed;
+import io.ganglion.replication.ReplicaEffect.Reseed;
+import io.ganglion.replication.ReplicaEffect.Send;
+import io.ganglion.replication.ReplicaEffect.Truncate;
+import io.ganglion.replication.ReplicaEvent.AppendDurable;
+import io.ganglion.replication.ReplicaEvent.Assigned;
+import io.ganglion.replication.ReplicaEvent.CatchUpRequested;
+import io.ganglion.replication.ReplicaEvent.InstallRequested;
+import io.ganglion.replication.ReplicaEvent.LogRead;
+import io.ganglion.replication.ReplicaEvent.PublishAdmitted;
+import io.ganglion.replication.ReplicaEvent.Received;
+import io.ganglion.replication.ReplicaEvent.SealPersisted;
+import io.ganglion.replication.ReplicaEvent.SealRequested;
+import io.ganglion.replication.ReplicaEvent.SettleAdmitted;
+import io.ganglion.replication.ReplicaEvent.SettledLowWater;
+import io.ganglion.replication.ReplicaEvent.Tick;
+import io.ganglion.replication.ReplicaEvent.Unassigned;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * One object's replica on one broker: the owner, follower or learner state machine of the object's current epoch, and
+ * the seal and install steps of recovery, over a log it never touches itself.
+ *
+ * <pre>
+ *   client ─PublishAdmitted─▶ owner ─Append──────────────▶ own journal ─AppendDurable─▶ owner
+ *                               │  ─Send(Replicate)─▶ follower ─Append─▶ journal ─AppendDurable─▶ follower
+ *                               ◀──────────────────────── Send(Progress: end, durable, history) ◀─┘
+ *   commit = W-th highest durable offset over E (owner counted) ─▶ Confirm, Deliverable
+ * </pre>
+ *
+ * <p>Implementation notes. Not thread-safe: one shard owns the replica and calls {@link #onEvent} only from its thread,
+ * in the order events happened; the returned effects must be executed in order (storage effects on the object's log in
+ * order, each answering with the event named in {@link ReplicaEffect}). The replica mirrors its log in memory as a
+ * few numbers (start, end, durable end, epoch history, sealed epoch) and a publish-id index, never the records.
+ *
+ * <p>Invariants:
+ *
+ * <ul>
+ *   <li>Appends of epoch {@code <= fence} are refused; {@code fence} is raised by a seal (and by an install of epoch
+ *       e + 1, which seals e) before {@link PersistSeal} is emitted, and a seal or install is only reported after
+ *       {@link SealPersisted}.
+ *   <li>An owner admits nothing and streams nothing before its epoch-start record is durable on its own log, and a
+ *       replica rebuilt after a crash never owns an epoch its log already held: an owner that lost records after
+ *       followers confirmed them can therefore never write a second, different log in the same epoch.
+ *   <li>A follower's report counts towards the commit only up to the prefix it shares with the owner's log (by epoch
+ *       history), only once installed in the epoch, and not while suspended as a learner.
+ *   <li>The commit offset never moves back and is only advanced to offsets at or past the epoch-start record, so the
+ *       records recovered from earlier epochs commit together with the epoch start.
+ * </ul>
+ */
+public final class Replica {
+    private final ObjectId object;
+    private final NodeId self;
+    private final Incarnation incarnation;
+    private final ReplicationConfig config;
+    /** A replica rebuilt from a log never owns an epoch its log already held records of. */
+    private final long ownableAbove;
+
+    private long start;
+    private long end;
+    private long durable;
+    private EpochHistory history;
+    private long fence;
+    private long persistedSeal;
+    private final Map<PublishId, Long> published;
+    private long lowWater;
+
+    private OwnerRole owner;
+    private FollowerRole follower;
+    private final List<SealWaiter> sealWaiters = new ArrayList<>();
+    private Installing installing;
+    private CatchingUp catchingUp;
+    private final TreeMap<NodeId, Serving> serving = new TreeMap<>();
+
+    private List<ReplicaEffect> out = new ArrayList<>();
+
+    private record SealWaiter(NodeId controller, Epoch epoch) {}
+
+    private record CatchingUp(NodeId controller, Epoch epoch) {}
+
+    private record Serving(Epoch installEpoch, long from) {}
+
+    private static final class Installing {
+        final NodeId controller;
+        final Epoch epoch;
+        final LogPosition point;
+        final List<NodeId> sources;
+        int sourceIndex;
+        long askedMs;
+        boolean copied;
+
+        Installing(NodeId controller, Epoch epoch, LogPosition point, List<NodeId> sources) {
+            this.controller = controller;
+            this.epoch = epoch;
+            this.point = point;
+            this.sources = sources;
+        }
+    }
+
+    /** What the owner knows of one follower. */
+    static final class Peer {
+        final NodeId node;
+        Incarnation incarnation;
+        /** The owner found where the follower's log diverges and feeds it from {@link #next}. */
+        boolean synced;
+        /** Came back with a new incarnation: a learner, not counted until its lag is small. */
+        boolean suspended;
+
+        long next;
+        long truncateFrom = -1;
+        long reportedEnd = -1;
+        /** The follower's durable offset within the prefix it shares with the owner: what counts for W. */
+        long matched = -1;
+
+        long lastHeardMs = Long.MIN_VALUE;
+        long lastSentMs = Long.MIN_VALUE;
+        boolean reading;
+        /** {offset, bytes} streamed and not yet reported received. */
+        final ArrayDeque<long[]> inflight = new ArrayDeque<>();
+
+        long inflightBytes;
+
+        Peer(NodeId node) {
+            this.node = node;
+        }
+    }
+
+    private final class OwnerRole {
+        final Epoch epoch;
+        final int writeRequirement;
+        final TreeMap<NodeId, Peer> peers = new TreeMap<>();
+        final TreeMap<Long, PublishId> awaiting = new TreeMap<>();
+        final long epochStart;
+        Set<NodeId> installed;
+        long retentionProtectMs;
+        boolean started;
+        boolean sealed;
+        long commit = -1;
+
+        OwnerRole(Assigned assigned, long epochStart) {
+            this.epoch = assigned.assignment().epoch();
+            this.writeRequirement = assigned.writeRequirement();
+            this.installed = assigned.installed();
+            this.retentionProtectMs = assigned.retentionProtectMs();
+            this.epochStart = epochStart;
+            for (NodeId node : assigned.assignment().followers()) {
+                peers.put(node, new Peer(node));
+            }
+        }
+
+        boolean counted(Peer peer) {
+            return peer.synced && !peer.suspended && peer.matched >= 0 && installed.contains(peer.node);
+        }
+    }
+
+    private static final class FollowerRole {
+        final Epoch epoch;
+        final NodeId owner;
+        long lastProgressMs = Long.MIN_VALUE;
+
+        FollowerRole(Epoch epoch, NodeId owner) {
+            this.epoch = epoch;
+            this.owner = owner;
+        }
+    }
+
+    private Replica(ObjectId object, NodeId self, Incarnation incarnation, ReplicationConfig config, RecoveredLog log) {
+        this.object = Objects.requireNonNull(object, "object");
+        this.self = Objects.requireNonNull(self, "self");
+        this.incarnation = Objects.requireNonNull(incarnation, "incarnation");
+        this.config = Objects.requireNonNull(config, "config");
+        this.start = log.start();
+        this.end = log.end();
+        this.durable = log.end();
+        this.history = log.history();
+        this.fence = log.sealedEpoch().value();
+        this.persistedSeal = fence;
+        this.published = new HashMap<>(log.published());
+        this.ownableAbove = log.history().lastEpoch().value();
+    }
+
+    /**
+     * The replica of {@code object} on broker {@code self} (process {@code incarnation}) over the log its storage
+     * recovered ({@link RecoveredLog#EMPTY} for a new replica).
+     */
+    public static Replica start(
+            ObjectId object, NodeId self, Incarnation incarnation, ReplicationConfig config, RecoveredLog log) {
+        return new Replica(object, self, incarnation, config, log);
+    }
+
+    /**
+     * Handles one event and returns the effects to execute, in order. Never throws for a message from a peer or a
+     * request that no longer fits (a stale epoch, a sealed log): such an event is ignored or refused by an effect.
+     */
+    public List<ReplicaEffect> onEvent(ReplicaEvent event, long nowMs) {
+        out = new ArrayList<>();
+        switch (event) {
+            case Assigned assigned -> onAssigned(assigned, nowMs);
+            case Unassigned unassigned -> dropRoles();
+            case PublishAdmitted publish -> onPublish(publish, nowMs);
+            case SettleAdmitted settle -> onSettle(settle, nowMs);
+            case SettledLowWater lowWaterMark -> lowWater = Math.max(lowWater, lowWaterMark.offset());
+            case AppendDurable appended -> onDurable(appended.offset(), nowMs);
+            case SealPersisted persisted -> onSealPersisted(persisted.epoch());
+            case LogRead read -> onLogRead(read, nowMs);
+            case Received received -> onReceived(received.from(), received.message(), nowMs);
+            case SealRequested seal -> onSeal(seal);
+            case InstallRequested install -> onInstall(install, nowMs);
+            case CatchUpRequested catchUp -> onCatchUp(catchUp, nowMs);
+            case Tick tick -> onTick(nowMs);
+        }
+        List<ReplicaEffect> effects = out;
+        out = new ArrayList<>();
+        return effects;
+    }
+
+    // ---- queries -------------------------------------------------------------------------------------------------
+
+    public ObjectId object() {
+        return object;
+    }
+
+    /** The epoch this replica owns and admits publishes under, if any. */
+    public Optional<Epoch> owning() {
+        return owner != null && owner.started && !owner.sealed ? Optional.of(owner.epoch) : Optional.empty();
+    }
+
+    /** The epoch this replica is the owner of, sealed or not, if any. */
+    public Optional<Epoch> ownedEpoch() {
+        return owner == null ? Optional.empty() : Optional.of(owner.epoch);
+    }
+
+    /** The epoch this replica follows, if any. */
+    public Optional<Epoch> following() {
+        return follower == null ? Optional.empty() : Optional.of(follower.epoch);
+    }
+
+    /** The owner's commit offset, -1 when not owning or nothing committed in this epoch yet. */
+    public long commitOffset() {
+        return owner == null ? -1 : owner.commit;
+    }
+
+    /** False when this replica can never own {@code epoch}: it held records of it before a restart, or sealed it. */
+    public boolean mayOwn(Epoch epoch) {
+        return epoch.value() > ownableAbove && epoch.value() > fence;
+    }
+
+    /** Followers the owner does not count now: suspended learners and members not installed. Empty when not owning. */
+    public List<NodeId> learners() {
+        if (owner == null) {
+            return List.of();
+        }
+        List<NodeId> learners = new ArrayList<>();
+        for (Peer peer : owner.peers.values()) {
+            if (peer.suspended || !owner.installed.contains(peer.node)) {
+                learners.add(peer.node);
+            }
+        }
+        return learners;
+    }
+
+    public long start() {
+        return start;
+    }
+
+    public long end() {
+        return end;
+    }
+
+    public long durable() {
+        return durable;
+    }
+
+    public EpochHistory history() {
+        return history;
+    }
+
+    /** The highest epoch this replica refuses appends of. */
+    public Epoch sealedEpoch() {
+        return Epoch.of(fence);
+    }
+
+    public LogPosition position() {
+        return end < 0 ? LogPosition.EMPTY : new LogPosition(history.epochAt(end), end);
+    }
+
+    // ---- local log -----------------------------------------------------------------------------------------------
+
+    private void appendLocal(List<Record> records) {
+        for (Record record : records) {
+            if (record.offset() != end + 1) {
+                throw new IllegalStateException("append at " + record.offset() + " after end " + end);
+            }
+            history = history.append(record.epoch(), record.offset());
+            end = record.offset();
+            if (record instanceof Record.Message message) {
+                published.put(message.id(), message.offset());
+            }
+        }
+        out.add(new Append(records));
+    }
+
+    private void truncateLocal(long from) {
+        if (from > end) {
+            return;
+        }
+        out.add(new Truncate(from));
+        end = from - 1;
+        durable = Math.min(durable, end);
+        history = history.truncateFrom(from);
+        published.values().removeIf(offset -> offset >= from);
+    }
+
+    private void reseedLocal(long newStart, EpochHistory newHistory) {
+        out.add(new Reseed(newStart, newHistory));
+        start = newStart;
+        end = newStart - 1;
+        durable = end;
+        history = newHistory.truncateFrom(newStart);
+        published.clear();
+    }
+
+    private boolean holds(LogPosition point) {
+        return point.offset() < 0
+                || (end >= point.offset() && history.epochAt(point.offset()).equals(point.epoch()));
+    }
+
+    private void send(NodeId to, PeerMessage message) {
+        out.add(new Send(to, message));
+    }
+
+    // ---- roles ---------------------------------------------------------------------------------------------------
+
+    private void onAssigned(Assigned assigned, long nowMs) {
+        Assignment assignment = assigned.assignment();
+        Epoch epoch = assignment.epoch();
+        if (assignment.owner().equals(self)) {
+            if (owner != null && owner.epoch.equals(epoch)) {
+                owner.installed = assigned.installed();
+                owner.retentionProtectMs = assigned.retentionProtectMs();
+                advanceCommit();
+                return;
+            }
+            dropRoles();
+            // Not installed, sealed, or this log already holds records of the epoch (this process owned it before, or
+            // it restarted after owning it): starting the epoch again could write a second log of it.
+            if (!assigned.installed().contains(self)
+                    || !mayOwn(epoch)
+                    || history.lastEpoch().compareTo(epoch) >= 0) {
+                return;
+            }
+            if (installing != null && !installing.epoch.isAfter(epoch)) {
+                installing = null; // activated: whatever the install did not copy, the owner never had
+            }
+            owner = new OwnerRole(assigned, end + 1);
+            appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
+        } else if (assignment.followers().contains(self)) {
+            if (follower != null && follower.epoch.equals(epoch) && follower.owner.equals(assignment.owner())) {
+                return;
+            }
+            dropRoles();
+            if (epoch.value() <= fence) {
+                return;
+            }
+            if (installing != null && !installing.epoch.isAfter(epoch)) {
+                installing = null; // activated without us: we catch up from the owner as a learner
+            }
+            follower = new FollowerRole(epoch, assignment.owner());
+            sendProgress(nowMs, false);
+            checkCaughtUp();
+        } else {
+            dropRoles();
+        }
+    }
+
+    /** Publishes awaiting a confirm lose their owner: their outcome is unknown here, and their sender re-sends them. */
+    private void dropRoles() {
+        owner = null;
+        follower = null;
+    }
+
+    // ---- owner ---------------------------------------------------------------------------------------------------
+
+    private Optional<String> admissionRefusal(Epoch epoch) {
+        if (owner == null) {
+            return Optional.of("not the owner");
+        }
+        if (!owner.epoch.equals(epoch)) {
+            return Optional.of("admitted under epoch " + epoch + ", owner of " + owner.epoch);
+        }
+        if (owner.sealed || fence >= epoch.value()) {
+            return Optional.of("sealed");
+        }
+        if (!owner.started) {
+            return Optional.of("epoch start not durable yet");
+        }
+        return Optional.empty();
+    }
+
+    private void onPublish(PublishAdmitted publish, long nowMs) {
+        Optional<String> refusal = admissionRefusal(publish.epoch());
+        if (refusal.isPresent()) {
+            out.add(new Refuse(publish.id(), refusal.get()));
+            return;
+        }
+        Long existing = published.get(publish.id());
+        if (existing != null) {
+            if (existing <= owner.commit) {
+                out.add(new Confirm(publish.id(), existing));
+            } else {
+                owner.awaiting.put(existing, publish.id());
+            }
+            return;
+        }
+        Record record = new Record.Message(owner.epoch, end + 1, publish.id(), publish.body());
+        appendLocal(List.of(record));
+        owner.awaiting.put(record.offset(), publish.id());
+        stream(record, nowMs);
+    }
+
+    private void onSettle(SettleAdmitted settle, long nowMs) {
+        if (owner == null || owner.sealed || !owner.started || fence >= owner.epoch.value()) {
+            return;
+        }
+        Record record = new Record.Settle(owner.epoch, end + 1, settle.offset());
+        appendLocal(List.of(record));
+        stream(record, nowMs);
+    }
+
+    /** Sends a record just appended to every follower that is live (fed up to it) and within its window. */
+    private void stream(Record record, long nowMs) {
+        for (Peer peer : owner.peers.values()) {
+            if (!peer.synced || peer.reading || peer.next != record.offset()) {
+                continue;
+            }
+            if (windowRoom(peer) > 0 && peer.inflightBytes + record.size() <= config.windowBytes()) {
+                sendRecords(peer, List.of(record), nowMs);
+            }
+            // else: the follower falls behind the window and is fed from the log as it reports progress
+        }
+    }
+
+    private int windowRoom(Peer peer) {
+        return config.windowRecords() - peer.inflight.size();
+    }
+
+    private void sendRecords(Peer peer, List<Record> records, long nowMs) {
+        send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records));
+        peer.truncateFrom = -1;
+        peer.lastSentMs = nowMs;
+        for (Record record : records) {
+            peer.inflight.addLast(new long[] {record.offset(), record.size()});
+            peer.inflightBytes += record.size();
+            peer.next = record.offset() + 1;
+        }
+    }
+
+    /** Feeds a follower that is behind the live stream from the log, within its window. */
+    private void feed(Peer peer, long nowMs) {
+        if (owner == null || !owner.started || !peer.synced || peer.reading) {
+            return;
+        }
+        if (peer.next < start) {
+            send(peer.node, new Snapshot(owner.epoch, start, history));
+            peer.next = start;
+            peer.truncateFrom = -1;
+            peer.lastSentMs = nowMs;
+        }
+        if (peer.next > end) {
+            if (peer.truncateFrom >= 0) {
+                sendRecords(peer, List.of(), nowMs);
+            }
+            return;
+        }
+        int room = Math.min(windowRoom(peer), config.fetchRecords());
+        if (room <= 0 || peer.inflightBytes >= config.windowBytes()) {
+            return;
+        }
+        peer.reading = true;
+        out.add(new ReadLog(ReadPurpose.FEED, peer.node, peer.next, Math.min(end, peer.next + room - 1)));
+    }
+
+    private void onProgress(NodeId from, Progress progress, long nowMs) {
+        if (owner == null || !progress.epoch().equals(owner.epoch)) {
+            return;
+        }
+        Peer peer = owner.peers.get(from);
+        if (peer == null) {
+            return;
+        }
+        peer.lastHeardMs = nowMs;
+        if (peer.incarnation != null && !peer.incarnation.equals(progress.incarnation())) {
+            peer.suspended = true; // a restarted follower rejoins as a learner
+            peer.synced = false;
+        }
+        peer.incarnation = progress.incarnation();
+        long common = EpochHistory.commonPrefix(history, end, progress.history(), progress.end());
+        peer.reportedEnd = progress.end();
+        boolean tailLost =
+                peer.synced && peer.next > progress.end() + 1 && nowMs - peer.lastSentMs >= config.resendAfterMs();
+        if (!peer.synced || progress.resync() || common <= progress.end() || tailLost) {
+            peer.synced = true;
+            peer.next = common;
+            peer.truncateFrom = common <= progress.end() ? common : -1;
+            peer.inflight.clear();
+            peer.inflightBytes = 0;
+            peer.reading = false;
+        }
+        peer.matched = Math.min(progress.durable(), common - 1);
+        while (!peer.inflight.isEmpty() && peer.inflight.peekFirst()[0] <= progress.end()) {
+            peer.inflightBytes -= peer.inflight.pollFirst()[1];
+        }
+        if (peer.suspended && peer.truncateFrom < 0 && end - peer.matched <= config.learnerLag()) {
+            peer.suspended = false; // caught up: promoted back into its slot
+        }
+        advanceCommit();
+        feed(peer, nowMs);
+    }
+
+    /** The commit rule: the W-th highest durable offset over E, the owner counted; silent members are absent. */
+    private void advanceCommit() {
+        if (owner == null || !owner.started) {
+            return;
+        }
+        long[] reports = new long[owner.peers.size() + 1];
+        int n = 0;
+        reports[n++] = durable;
+        for (Peer peer : owner.peers.values()) {
+            if (owner.counted(peer)) {
+                reports[n++] = peer.matched;
+            }
+        }
+        long commit = CommitRule.commitOffset(Arrays.copyOf(reports, n), owner.writeRequirement);
+        if (commit < owner.epochStart || commit <= owner.commit) {
+            return;
+        }
+        owner.commit = commit;
+        while (!owner.awaiting.isEmpty() && owner.awaiting.firstKey() <= commit) {
+            Map.Entry<Long, PublishId> confirmed = owner.awaiting.pollFirstEntry();
+            out.add(new Confirm(confirmed.getValue(), confirmed.getKey()));
+        }
+        out.add(new Deliverable(owner.epoch, commit));
+    }
+
+    private void ownerTick(long nowMs) {
+        for (Peer peer : owner.peers.values()) {
+            feed(peer, nowMs);
+        }
+        if (!owner.started) {
+            return;
+        }
+        long below = Math.min(lowWater, owner.commit + 1);
+        for (Peer peer : owner.peers.values()) {
+            if (peer.lastHeardMs != Long.MIN_VALUE && nowMs - peer.lastHeardMs <= owner.retentionProtectMs) {
+                below = Math.min(below, peer.matched + 1);
+            }
+        }
+        if (below > start) {
+            out.add(new Discard(below));
+            start = below;
+        }
+    }
+
+    // ---- follower ------------------------------------------------------------------------------------------------
+
+    private void sendProgress(long nowMs, boolean resync) {
+        follower.lastProgressMs = nowMs;
+        send(follower.owner, new Progress(follower.epoch, incarnation, history, end, durable, resync));
+    }
+
+    private void onReplicate(NodeId from, Replicate replicate, long nowMs) {
+        if (follower == null
+                || !from.equals(follower.owner)
+                || !replicate.epoch().equals(follower.epoch)
+                || replicate.epoch().value() <= fence) {
+            return;
+        }
+        boolean truncated = false;
+        if (replicate.truncateFrom() >= 0 && replicate.truncateFrom() <= end) {
+            truncateLocal(replicate.truncateFrom());
+            truncated = true;
+        }
+        List<Record> fresh = new ArrayList<>(replicate.records().size());
+        for (Record record : replicate.records()) {
+            if (record.offset() > end) {
+                fresh.add(record);
+            }
+        }
+        if (!fresh.isEmpty()) {
+            Record first = fresh.get(0);
+            if (first.offset() != end + 1
+                    || first.epoch().compareTo(history.lastEpoch()) < 0
+                    || fresh.get(fresh.size() - 1).epoch().isAfter(follower.epoch)) {
+                sendProgress(nowMs, true); // a gap or a record that cannot follow ours: ask to be fed again
+                return;
+            }
+            appendLocal(fresh);
+        }
+        if (truncated) {
+            out.add(new Flush());
+            sendProgress(nowMs, false);
+        }
+    }
+
+    private void onSnapshot(NodeId from, Snapshot snapshot, long nowMs) {
+        if (installing != null && !installing.copied && snapshot.epoch().equals(installing.epoch)) {
+            reseedLocal(snapshot.start(), snapshot.history());
+            askSource(nowMs);
+        } else if (follower != null
+                && from.equals(follower.owner)
+                && snapshot.epoch().equals(follower.epoch)) {
+            reseedLocal(snapshot.start(), snapshot.history());
+            sendProgress(nowMs, false);
+        }
+    }
+
+    private void checkCaughtUp() {
+        if (catchingUp == null || follower == null || !follower.epoch.equals(catchingUp.epoch)) {
+            return;
+        }
+        OptionalLong epochStart = history.startOf(follower.epoch);
+        if (epochStart.isPresent() && durable >= epochStart.getAsLong()) {
+            out.add(new ReplyInstalled(catchingUp.controller, catchingUp.epoch));
+            catchingUp = null;
+        }
+    }
+
+    private void onCatchUp(CatchUpRequested catchUp, long nowMs) {
+        catchingUp = new CatchingUp(catchUp.controller(), catchUp.epoch());
+        if (follower != null && follower.epoch.equals(catchUp.epoch())) {
+            sendProgress(nowMs, false);
+        }
+        checkCaughtUp();
+    }
+
+    // ---- storage answers, messages, time -------------------------------------------------------------------------
+
+    private void onDurable(long offset, long nowMs) {
+        long next = Math.min(offset, end);
+        if (next <= durable) {
+            return;
+        }
+        durable = next;
+        if (owner != null) {
+            if (!owner.started && durable >= owner.epochStart) {
+                owner.started = true;
+                for (Peer peer : owner.peers.values()) {
+                    feed(peer, nowMs);
+                }
+            }
+            advanceCommit();
+        }
+        if (follower != null) {
+            sendProgress(nowMs, false);
+            checkCaughtUp();
+        }
+        checkInstalled();
+    }
+
+    private void onLogRead(LogRead read, long nowMs) {
+        switch (read.purpose()) {
+            case FEED -> {
+                if (owner == null) {
+                    return;
+                }
+                Peer peer = owner.peers.get(read.peer());
+                if (peer == null || !peer.reading) {
+                    return;
+                }
+                peer.reading = false;
+                List<Record> records = new ArrayList<>();
+                long expected = peer.next;
+                long bytes = peer.inflightBytes;
+                for (Record record : read.records()) {
+                    if (record.offset() != expected || bytes + record.size() > config.windowBytes()) {
+                        break;
+                    }
+                    records.add(record);
+                    bytes += record.size();
+                    expected++;
+                }
+                if (!records.isEmpty() || peer.truncateFrom >= 0) {
+                    sendRecords(peer, records, nowMs);
+                }
+            }
+            case INSTALL -> {
+                Serving served = serving.remove(read.peer());
+                if (served != null) {
+                    send(read.peer(), new FetchReply(served.installEpoch(), served.from(), read.records()));
+                }
+            }
+        }
+    }
+
+    private void onReceived(NodeId from, PeerMessage message, long nowMs) {
+        switch (message) {
+            case Replicate replicate -> onReplicate(from, replicate, nowMs);
+            case Progress progress -> onProgress(from, progress, nowMs);
+            case Fetch fetch -> onFetch(from, fetch);
+            case FetchReply reply -> onFetchReply(reply, nowMs);
+            case Snapshot snapshot -> onSnapshot(from, snapshot, nowMs);
+        }
+    }
+
+    private void onTick(long nowMs) {
+        if (owner != null) {
+            ownerTick(nowMs);
+        }
+        if (follower != null && nowMs - follower.lastProgressMs >= config.progressEveryMs()) {
+            sendProgress(nowMs, false);
+        }
+        if (installing != null && !installing.copied && nowMs - installing.askedMs >= config.installRetryMs()) {
+            installing.sourceIndex++;
+            askSource(nowMs);
+        }
+    }
+
+    // ---- seal ----------------------------------------------------------------------------------------------------
+
+    private void raiseFence(long epoch) {
+        fence = Math.max(fence, epoch);
+        if (owner != null && owner.epoch.value() <= fence) {
+            owner.sealed = true; // a sealed owner stops admitting
+        }
+        if (follower != null && follower.epoch.value() <= fence) {
+            follower = null;
+        }
+    }
+
+    private void onSeal(SealRequested seal) {
+        raiseFence(seal.epoch().value());
+        sealWaiters.add(new SealWaiter(seal.controller(), seal.epoch()));
+        out.add(new PersistSeal(Epoch.of(fence)));
+    }
+
+    private void onSealPersisted(Epoch epoch) {
+        persistedSeal = Math.max(persistedSeal, epoch.value());
+        List<SealWaiter> waiting = new ArrayList<>(sealWaiters);
+        sealWaiters.clear();
+        for (SealWaiter waiter : waiting) {
+            if (waiter.epoch().value() <= persistedSeal) {
+                out.add(new ReplySealed(waiter.controller(), waiter.epoch(), new SealReply(self, position(), durable)));
+            } else {
+                sealWaiters.add(waiter);
+            }
+        }
+        checkInstalled();
+    }
+
+    // ---- install -------------------------------------------------------------------------------------------------
+
+    private void onInstall(InstallRequested install, long nowMs) {
+        if (installing != null && installing.epoch.isAfter(install.epoch())) {
+            return;
+        }
+        if (history.lastEpoch().compareTo(install.epoch()) >= 0) {
+            // a late retry: this log already moved on into the installed epoch; never cut what it wrote since
+            if (holds(install.point()) && persistedSeal >= install.epoch().value() - 1) {
+                out.add(new ReplyInstalled(install.controller(), install.epoch()));
+            }
+            return;
+        }
+        if (owner != null && !owner.epoch.isAfter(Epoch.of(install.epoch().value() - 1))) {
+            owner = null;
+        }
+        raiseFence(install.epoch().value() - 1);
+        if (persistedSeal < fence) {
+            out.add(new PersistSeal(Epoch.of(fence)));
+        }
+        installing = new Installing(install.controller(), install.epoch(), install.point(), install.sources());
+        if (holds(install.point())) {
+            finishCopy();
+        } else {
+            askSource(nowMs);
+        }
+    }
+
+    private void askSource(long nowMs) {
+        List<NodeId> sources = installing.sources;
+        installing.askedMs = nowMs;
+        for (int tried = 0; tried < sources.size(); tried++) {
+            NodeId source = sources.get(Math.floorMod(installing.sourceIndex, sources.size()));
+            if (!source.equals(self)) {
+                send(source, new Fetch(installing.epoch, history, end, installing.point));
+                return;
+            }
+            installing.sourceIndex++;
+        }
+    }
+
+    /** The log holds the point: cut what lies beyond it (unconfirmed by construction), fsync, then acknowledge. */
+    private void finishCopy() {
+        truncateLocal(installing.point.offset() + 1);
+        installing.copied = true;
+        out.add(new Flush());
+        checkInstalled();
+    }
+
+    private void checkInstalled() {
+        if (installing == null || !installing.copied) {
+            return;
+        }
+        if (durable >= installing.point.offset() && persistedSeal >= installing.epoch.value() - 1) {
+            out.add(new ReplyInstalled(installing.controller, installing.epoch));
+            installing = null;
+        }
+    }
+
+    private void onFetch(NodeId from, Fetch fetch) {
+        LogPosition upTo = fetch.upTo();
+        if (!holds(upTo) || upTo.offset() < 0) {
+            return;
+        }
+        long common =
+                Math.min(EpochHistory.commonPrefix(history, end, fetch.history(), fetch.end()), upTo.offset() + 1);
+        if (common < start) {
+            send(from, new Snapshot(fetch.installEpoch(), start, history));
+            return;
+        }
+        if (common > upTo.offset()) {
+            send(from, new FetchReply(fetch.installEpoch(), common, List.of()));
+            return;
+        }
+        serving.put(from, new Serving(fetch.installEpoch(), common));
+        out.add(new ReadLog(
+                ReadPurpose.INSTALL, from, common, Math.min(upTo.offset(), common + config.fetchRecords() - 1)));
+    }
+
+    private void onFetchReply(FetchReply reply, long nowMs) {
+        if (installing == null || installing.copied || !reply.installEpoch().equals(installing.epoch)) {
+            return;
+        }
+        if (reply.truncateFrom() <= end) {
+            truncateLocal(reply.truncateFrom());
+        }
+        List<Record> fresh = new ArrayList<>();
+        long expected = end + 1;
+        for (Record record : reply.records()) {
+            if (record.offset() < expected) {
+                continue;
+            }
+            if (record.offset() != expected) {
+                break;
+            }
+            fresh.add(record);
+            expected++;
+        }
+        if (!fresh.isEmpty()) {
+            appendLocal(fresh);
+        }
+        if (holds(installing.point)) {
+            finishCopy();
+        } else {
+            askSource(nowMs);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Replica{" + object + "@" + self + " start=" + start + " end=" + end + " durable=" + durable
+                + " history=" + history + " fence=" + fence + (owner != null ? " owner of " + owner.epoch : "")
+                + (follower != null ? " follower of " + follower.epoch : "") + "}";
+    }
+}

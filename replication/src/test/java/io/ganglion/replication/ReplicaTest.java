@@ -1,0 +1,391 @@
+package io.ganglion.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.replication.ReplicaEffect.Append;
+import io.ganglion.replication.ReplicaEffect.Discard;
+import io.ganglion.replication.ReplicaEffect.PersistSeal;
+import io.ganglion.replication.ReplicaEffect.ReadLog;
+import io.ganglion.replication.ReplicaEffect.ReplyInstalled;
+import io.ganglion.replication.ReplicaEffect.ReplySealed;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+/** The owner, follower and learner state machines, and the seal and install steps, on a hand-stepped harness. */
+class ReplicaTest {
+
+    private static Harness threeCopies() {
+        Harness harness = new Harness("a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        harness.settle();
+        return harness;
+    }
+
+    @Test
+    void shouldWriteAnEpochStartRecordAndAdmitOnlyOnceItIsDurable() {
+        Harness harness = new Harness("a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        Harness.Node owner = harness.node("a");
+        assertThat(owner.log).containsExactly(new Record.EpochStart(Epoch.of(1), 0));
+        harness.publish("a", 1, 1, 1);
+        assertThat(owner.refusals())
+                .singleElement()
+                .satisfies(r -> assertThat(r.reason()).contains("not durable"));
+        assertThat(harness.inFlight())
+                .as("nothing streamed before the epoch start is durable")
+                .isEqualTo(2);
+        owner.sync();
+        harness.publish("a", 1, 1, 2);
+        assertThat(owner.log).hasSize(2);
+    }
+
+    @Test
+    void shouldConfirmOnlyWhenWCopiesAreDurable() {
+        Harness harness = threeCopies();
+        Harness.Node owner = harness.node("a");
+        harness.publish("a", 1, 1, 1);
+        owner.sync();
+        assertThat(owner.confirms()).as("the owner alone is one copy of W = 2").isEmpty();
+        harness.deliverAll();
+        harness.node("b").sync();
+        assertThat(owner.confirms()).isEmpty();
+        harness.deliverAll();
+        assertThat(owner.confirms()).containsExactly(new ReplicaEffect.Confirm(new PublishId(1, 1), 1));
+        assertThat(owner.delivered()).isEqualTo(1);
+    }
+
+    @Test
+    void shouldNotWaitForAHeldFollower() {
+        Harness harness = threeCopies();
+        harness.down.add(NodeId.of("c")); // lost: never reports
+        for (int i = 0; i < 10; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        assertThat(harness.node("a").confirms()).hasSize(10);
+        assertThat(harness.node("c").log).hasSize(1);
+    }
+
+    @Test
+    void shouldNeverConfirmOnFewerThanWCopies() {
+        Harness harness = new Harness("a", "b", "c");
+        harness.activate(1, 3, "a", "b", "c");
+        harness.settle();
+        harness.down.add(NodeId.of("c"));
+        harness.publish("a", 1, 1, 1);
+        harness.settle();
+        assertThat(harness.node("a").confirms()).isEmpty();
+        assertThat(harness.node("a").delivered()).isEqualTo(0);
+    }
+
+    @Test
+    void shouldConfirmAReSentPublishOnceWithoutAppendingItAgain() {
+        Harness harness = threeCopies();
+        Harness.Node owner = harness.node("a");
+        harness.publish("a", 1, 9, 1);
+        harness.publish("a", 1, 9, 1); // re-sent before its confirm
+        harness.settle();
+        harness.publish("a", 1, 9, 1); // re-sent after its confirm (the confirm was lost)
+        assertThat(owner.log).hasSize(2);
+        assertThat(owner.confirms()).hasSize(2).allMatch(c -> c.offset() == 1);
+    }
+
+    @Test
+    void shouldFindAForwardedPublishInTheRecoveredLog() {
+        Harness harness = threeCopies();
+        harness.publish("a", 1, 9, 1);
+        harness.publish("a", 1, 9, 2);
+        harness.deliverAll();
+        harness.node("b").sync();
+        // the owner dies before confirming; b becomes the owner of epoch 2 holding both publishes
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        Harness.Node owner = harness.node("b");
+        harness.publish("b", 2, 9, 1);
+        harness.publish("b", 2, 9, 2);
+        harness.publish("b", 2, 9, 3);
+        harness.settle();
+        assertThat(owner.log.stream().filter(Record.Message.class::isInstance)).hasSize(3);
+        assertThat(owner.confirms()).extracting(c -> c.id().sequence()).containsExactlyInAnyOrder(1L, 2L, 3L);
+        assertThat(owner.refusals()).isEmpty();
+    }
+
+    @Test
+    void shouldRefuseAPublishAdmittedUnderAnotherEpoch() {
+        Harness harness = threeCopies();
+        harness.publish("a", 2, 1, 1);
+        harness.publish("b", 1, 1, 2);
+        assertThat(harness.node("a").refusals()).hasSize(1);
+        assertThat(harness.node("b").refusals())
+                .singleElement()
+                .satisfies(r -> assertThat(r.reason()).isEqualTo("not the owner"));
+    }
+
+    @Test
+    void shouldPersistTheSealBeforeReplyingAndRefuseAppendsAfter() {
+        Harness harness = threeCopies();
+        Harness.Node follower = harness.node("b");
+        harness.seal("b", 1);
+        assertThat(follower.effectsOf(PersistSeal.class)).containsExactly(new PersistSeal(Epoch.of(1)));
+        assertThat(follower.effectsOf(ReplySealed.class))
+                .as("not before the persist")
+                .isEmpty();
+        follower.sync();
+        assertThat(follower.effectsOf(ReplySealed.class)).singleElement().satisfies(reply -> {
+            assertThat(reply.reply().logEnd()).isEqualTo(LogPosition.of(1, 0));
+            assertThat(reply.reply().durableOffset()).isZero();
+        });
+        harness.publish("a", 1, 1, 1);
+        harness.settle();
+        assertThat(follower.log).as("sealed: refuses epoch 1").hasSize(1);
+        assertThat(harness.node("c").log).hasSize(2);
+        assertThat(follower.sealed).isEqualTo(1);
+
+        follower.restart(2);
+        assertThat(follower.replica.sealedEpoch())
+                .as("the seal survives a restart")
+                .isEqualTo(Epoch.of(1));
+    }
+
+    @Test
+    void shouldStopAdmittingOnceSealed() {
+        Harness harness = threeCopies();
+        harness.seal("a", 1);
+        harness.publish("a", 1, 1, 1);
+        assertThat(harness.node("a").refusals())
+                .singleElement()
+                .satisfies(r -> assertThat(r.reason()).isEqualTo("sealed"));
+        assertThat(harness.node("a").replica.owning()).isEmpty();
+    }
+
+    @Test
+    void shouldTruncateDivergentSuffixOnInstall() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 5; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // everyone holds 1@0..5
+        harness.down.add(NodeId.of("c"));
+        for (int i = 5; i < 9; i++) {
+            harness.publish("a", 1, 1, i); // a and b get 6..9, c does not
+        }
+        harness.settle();
+        // epoch 2 from a and b's seals... but suppose c became owner of epoch 2 with point (1,5) and wrote more
+        Harness.Node c = harness.node("c");
+        harness.down.clear();
+        c.replica = Replica.start(
+                Harness.OBJECT,
+                c.id,
+                new Incarnation(5),
+                harness.config,
+                new RecoveredLog(0, 5, EpochHistory.of(1, 0), Epoch.NONE, java.util.Map.of()));
+        c.durable = 5;
+        // c's log: 1@0..5, now 2@6..7 (written under an epoch 2 that was never confirmed)
+        c.log.add(new Record.EpochStart(Epoch.of(2), 6));
+        c.log.add(new Record.Message(Epoch.of(2), 7, new PublishId(3, 3), java.nio.ByteBuffer.allocate(1)));
+        c.durable = 7;
+        c.replica = Replica.start(
+                Harness.OBJECT,
+                c.id,
+                new Incarnation(6),
+                harness.config,
+                new RecoveredLog(0, 7, EpochHistory.of(1, 0, 2, 6), Epoch.NONE, java.util.Map.of()));
+        // recovery of epoch 3 chose (1, 9) from a and b; c installs from b
+        harness.install("c", 3, LogPosition.of(1, 9), "b");
+        harness.settle();
+        assertThat(Harness.epochs(c.log))
+                .hasSize(10)
+                .allSatisfy((offset, epoch) -> assertThat(epoch).isEqualTo(1));
+        assertThat(c.log).isEqualTo(harness.node("b").log);
+        assertThat(c.effectsOf(ReplyInstalled.class))
+                .containsExactly(new ReplyInstalled(Harness.CONTROLLER, Epoch.of(3)));
+        assertThat(c.replica.sealedEpoch())
+                .as("installing epoch 3 seals epoch 2")
+                .isEqualTo(Epoch.of(2));
+    }
+
+    @Test
+    void shouldCutWhatLiesBeyondTheRecoveryPointOnInstall() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 4; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        harness.install("a", 2, LogPosition.of(1, 2), "b");
+        harness.node("a").sync();
+        assertThat(harness.node("a").log).hasSize(3);
+        assertThat(harness.node("a").effectsOf(ReplyInstalled.class)).hasSize(1);
+    }
+
+    @Test
+    void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
+        ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500);
+        Harness harness = new Harness(config, "a", "b");
+        harness.activate(1, 1, "a", "b");
+        harness.settle();
+        long sendsBefore = harness.sends;
+        for (int i = 0; i < 20; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        assertThat(harness.sends - sendsBefore).as("a window of 4 records").isEqualTo(4);
+        assertThat(harness.node("a").confirms()).isEmpty();
+        harness.node("a").sync();
+        assertThat(harness.node("a").confirms())
+                .as("W = 1 does not wait for the follower")
+                .hasSize(20);
+        harness.settle();
+        assertThat(harness.node("b").log).isEqualTo(harness.node("a").log);
+        assertThat(harness.node("a").effectsOf(ReadLog.class))
+                .as("fed by reads of at most 3")
+                .isNotEmpty()
+                .allMatch(read -> read.to() - read.from() < 3);
+    }
+
+    @Test
+    void shouldBoundBytesInFlightToASlowFollower() {
+        ReplicationConfig config = new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500);
+        Harness harness = new Harness(config, "a", "b");
+        harness.activate(1, 2, "a", "b");
+        harness.settle();
+        long sendsBefore = harness.sends;
+        for (int i = 0; i < 20; i++) {
+            harness.publish("a", 1, 1, i); // 42 bytes each
+        }
+        assertThat(harness.sends - sendsBefore).isEqualTo(4);
+        harness.settle();
+        assertThat(harness.node("a").confirms()).hasSize(20);
+    }
+
+    @Test
+    void shouldResumeASameIncarnationFollowerFromWhereItStopped() {
+        Harness harness = threeCopies();
+        harness.down.add(NodeId.of("c"));
+        for (int i = 0; i < 6; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        harness.down.clear(); // the network healed; c kept its process
+        harness.tick(250);
+        harness.settle();
+        assertThat(harness.node("c").log).isEqualTo(harness.node("a").log);
+        assertThat(harness.node("a").replica.learners()).isEmpty();
+    }
+
+    @Test
+    void shouldRejoinARestartedFollowerAsALearnerAndPromoteItWhenCaughtUp() {
+        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 4, 200, 100, 2, 500);
+        Harness harness = new Harness(config, "a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        harness.settle();
+        Harness.Node c = harness.node("c");
+        harness.down.add(c.id);
+        for (int i = 0; i < 30; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        c.restart(99);
+        c.on(new ReplicaEvent.Assigned(
+                new Assignment(Epoch.of(1), NodeId.of("a"), List.of(NodeId.of("b"), c.id), true),
+                2,
+                Set.of(NodeId.of("a"), NodeId.of("b"), c.id),
+                60_000));
+        harness.down.clear();
+        harness.deliverAll();
+        assertThat(harness.node("a").replica.learners())
+                .as("suspended on its new incarnation")
+                .containsExactly(c.id);
+        harness.settle();
+        harness.tick(150);
+        harness.settle();
+        assertThat(c.log).isEqualTo(harness.node("a").log);
+        assertThat(harness.node("a").replica.learners())
+                .as("promoted back into its slot")
+                .isEmpty();
+    }
+
+    @Test
+    void shouldNotCountALearnerTowardsWUntilItCaughtUp() {
+        Harness harness = threeCopies();
+        Harness.Node c = harness.node("c");
+        harness.down.add(c.id);
+        for (int i = 0; i < 100; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        Harness.Node owner = harness.node("a");
+        assertThat(owner.confirms()).hasSize(100);
+        c.restart(42);
+        harness.down.clear();
+        harness.down.add(NodeId.of("b"));
+        c.on(new ReplicaEvent.Assigned(
+                new Assignment(Epoch.of(1), owner.id, List.of(NodeId.of("b"), c.id), true),
+                2,
+                Set.of(owner.id, NodeId.of("b"), c.id),
+                60_000));
+        harness.deliverAll();
+        assertThat(owner.replica.learners()).containsExactly(c.id);
+        harness.publish("a", 1, 1, 100);
+        owner.sync();
+        assertThat(owner.confirms())
+                .as("b is down and the learner c is 100 behind")
+                .hasSize(100);
+        harness.settle();
+        assertThat(owner.replica.learners()).isEmpty();
+        assertThat(owner.confirms()).as("c caught up and counts again").hasSize(101);
+    }
+
+    @Test
+    void shouldRefuseToOwnAnEpochAfterARestart() {
+        Harness harness = threeCopies();
+        Harness.Node a = harness.node("a");
+        a.restart(77);
+        assertThat(a.replica.mayOwn(Epoch.of(1))).isFalse();
+        assertThat(a.replica.mayOwn(Epoch.of(2))).isTrue();
+        harness.activate(1, 2, "a", "b", "c");
+        assertThat(a.effectsOf(Append.class)).isEmpty();
+        assertThat(a.replica.owning()).isEmpty();
+    }
+
+    @Test
+    void shouldDiscardOnlyBelowSettledAndProtectedProgress() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 10; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        Harness.Node owner = harness.node("a");
+        owner.on(new ReplicaEvent.SettledLowWater(6));
+        harness.down.add(NodeId.of("c"));
+        for (int i = 10; i < 14; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        harness.tick(10);
+        assertThat(owner.effectsOf(Discard.class)).containsExactly(new Discard(6));
+        owner.on(new ReplicaEvent.SettledLowWater(13));
+        harness.tick(10);
+        assertThat(owner.effectsOf(Discard.class))
+                .as("c reported within the protection at 10")
+                .containsExactly(new Discard(6), new Discard(11));
+        harness.tick(61_000);
+        assertThat(owner.effectsOf(Discard.class)).last().isEqualTo(new Discard(13));
+
+        harness.down.clear();
+        harness.tick(100);
+        harness.settle();
+        Harness.Node c = harness.node("c");
+        assertThat(c.start).as("reseeded from a snapshot").isEqualTo(13);
+        assertThat(c.end()).isEqualTo(owner.end());
+    }
+}
