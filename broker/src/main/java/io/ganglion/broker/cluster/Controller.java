@@ -192,7 +192,14 @@ public final class Controller implements AutoCloseable {
             held = result.held();
             ticks++;
             if (inFlight.isDone() && !result.commands().isEmpty()) {
+                result.commands().stream()
+                        .filter(command -> command instanceof CoordinationCommand.CommitLiveSet)
+                        .forEach(command -> LOG.info("event=live_set_proposed command={}", command));
                 inFlight = proposeInOrder(result.commands());
+            } else if (!result.commands().isEmpty()) {
+                LOG.debug(
+                        "event=controller_waiting_for_proposals commands={}",
+                        result.commands().size());
             }
             result.requests().forEach(requests);
             snapshot = new Snapshot(true, held, ticks);

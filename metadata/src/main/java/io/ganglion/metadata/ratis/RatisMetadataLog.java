@@ -26,6 +26,7 @@ import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.ClientId;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
@@ -97,34 +98,38 @@ public final class RatisMetadataLog implements MetadataLog {
         this.server = server;
         this.client = client;
         this.stateMachine = stateMachine;
-        // While this broker leads, its proposals go to its own server directly: the general client may still believe
-        // the old (dead) leader leads, and would find the new one only after failed attempts and redirects.
-        // A client keeps the leader it last learned of, so a new one is made at each leadership this broker gains.
-        this.localClient = newLocalClient();
-        stateMachine.onLeaderChange(leader -> {
-            if (leader) {
-                RaftClient previous = localClient;
-                localClient = newLocalClient();
-                // proposals may still be in flight on it; it has nothing to do once they end
-                CompletableFuture.delayedExecutor(30, TimeUnit.SECONDS).execute(() -> closeQuietly(previous));
-            }
-        });
+        // While this broker leads, its proposals go to its own server in process: the client may still believe the old
+        // (dead) leader leads and would find the new one only after failed attempts and redirects, one network hop
+        // each. Requests carry a client id of their own, with their own call ids, for Ratis's retry cache.
+        stateMachine.ownClient(localClientId);
     }
 
-    private volatile RaftClient localClient;
+    private final ClientId localClientId = ClientId.randomId();
+    private final java.util.concurrent.atomic.AtomicLong localCallIds = new java.util.concurrent.atomic.AtomicLong();
 
-    private RaftClient newLocalClient() {
-        RaftClient local = client(config, group(config, groupId), RaftPeerId.valueOf(config.nodeId()));
-        stateMachine.ownClient(local.getId());
-        return local;
-    }
-
-    private static void closeQuietly(RaftClient client) {
+    /**
+     * Submits {@code message} to this broker's own server, which leads; a reply saying it does not lead (any more)
+     * sends the message through the client instead, as nothing was appended.
+     */
+    private CompletableFuture<RaftClientReply> submitLocally(Message message) {
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(localClientId)
+                .setServerId(RaftPeerId.valueOf(config.nodeId()))
+                .setGroupId(groupId)
+                .setCallId(localCallIds.incrementAndGet())
+                .setMessage(message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        CompletableFuture<RaftClientReply> submitted;
         try {
-            client.close();
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("event=metadata_client_close_failed", e);
+            submitted = server.submitClientRequestAsync(request);
+        } catch (IOException e) {
+            return client.async().send(message);
         }
+        return submitted.thenCompose(reply -> reply.getNotLeaderException() != null
+                        || reply.getException() instanceof org.apache.ratis.protocol.exceptions.LeaderNotReadyException
+                ? client.async().send(message)
+                : CompletableFuture.completedFuture(reply));
     }
 
     /**
@@ -183,7 +188,7 @@ public final class RatisMetadataLog implements MetadataLog {
         Message message = Message.valueOf(ByteString.copyFrom(MetadataCodec.encode(command)));
         CompletableFuture<RaftClientReply> sent;
         try {
-            sent = (isLeader() ? localClient : client).async().send(message);
+            sent = isLeader() ? submitLocally(message) : client.async().send(message);
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(new MetadataLogException("proposing " + command + " failed", e));
         }
@@ -273,7 +278,6 @@ public final class RatisMetadataLog implements MetadataLog {
     /** Stops the client and the server; proposals in flight fail. The storage stays for the next start. */
     @Override
     public void close() {
-        closeQuietly(localClient);
         closeQuietly(client, server);
         LOG.info("event=metadata_log_stopped node={}", config.nodeId());
     }
@@ -346,6 +350,8 @@ public final class RatisMetadataLog implements MetadataLog {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, config.purgeUpToSnapshot());
         RaftServerConfigKeys.Log.setPurgeGap(properties, (int) Math.min(1024, config.snapshotThreshold()));
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(config.logSegmentBytes()));
+        // an entry is sent to the followers at once, not after a wait for more to batch: metadata entries are few
+        RaftServerConfigKeys.Log.Appender.setWaitTimeMin(properties, TimeDuration.ZERO);
         RaftServerConfigKeys.Log.setPreallocatedSize(
                 properties, SizeInBytes.valueOf(Math.min(config.logSegmentBytes(), 1L << 20)));
         return properties;
