@@ -159,7 +159,7 @@ final class AdminHttp implements AutoCloseable {
                         row.put("durable", queue.durable());
                         row.put("exclusive", queue.exclusive());
                         row.put("auto_delete", queue.autoDelete());
-                        row.put("owner", config.nodeId());
+                        row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
                         queues.add(row);
                     }
                 }
