@@ -48,4 +48,49 @@ class BrokerConfigTest {
         assertThatThrownBy(() -> BrokerConfig.load(dir.resolve("missing.conf"), Map.of()))
                 .hasMessageContaining("cannot read config file");
     }
+
+    @Test
+    void shouldReadTheSeedListAndTakeThisBrokersPortsFromIt() throws Exception {
+        BrokerConfig config = BrokerConfig.load(
+                null,
+                Map.of(
+                        "node.id",
+                        "b2",
+                        "cluster.seeds",
+                        "b1@10.0.0.1:25672:25680, b2@10.0.0.2:26000:26001 ,b3@10.0.0.3"));
+        assertThat(config.clustered()).isTrue();
+        assertThat(config.seeds()).hasSize(3);
+        assertThat(config.self().peerPort()).isEqualTo(26000);
+        assertThat(config.self().metadataPort()).isEqualTo(26001);
+        assertThat(config.seeds().get(2).peerPort()).isEqualTo(25672);
+        assertThat(config.seeds().get(2).metadataPort()).isEqualTo(25680);
+        assertThat(BrokerConfig.load(null, Map.of()).clustered()).isFalse();
+    }
+
+    @Test
+    void shouldRefuseBadSeedLists() {
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("node.id", "b9", "cluster.seeds", "b1@h,b2@h")))
+                .hasMessageContaining("node.id 'b9' is not in the seed list");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("node.id", "b1", "cluster.seeds", "b1@h,b1@g")))
+                .hasMessageContaining("b1 is listed twice");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("node.id", "b1", "cluster.seeds", "b1@h:99999")))
+                .hasMessageContaining("bad port '99999'");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("node.id", "b1", "cluster.seeds", "b1-no-host")))
+                .hasMessageContaining("expected id@host[:peerPort[:metadataPort]]");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("node.id", "b1", "cluster.seeds", "b1@h:1:2:3")))
+                .hasMessageContaining("expected id@host[:peerPort[:metadataPort]]");
+    }
+
+    @Test
+    void shouldMakeTheFirstThreeOrFiveSeedsVoters() throws Exception {
+        assertThat(io.ganglion.broker.cluster.Seed.voterCount(1)).isEqualTo(1);
+        assertThat(io.ganglion.broker.cluster.Seed.voterCount(4)).isEqualTo(3);
+        assertThat(io.ganglion.broker.cluster.Seed.voterCount(7)).isEqualTo(5);
+        BrokerConfig config = BrokerConfig.load(
+                null, Map.of("node.id", "b4", "cluster.seeds", "b1@h:1:2,b2@h:3:4,b3@h:5:6,b4@h:7:8"));
+        var ratis = Broker.ratisConfig(config);
+        assertThat(ratis.voters()).extracting(v -> v.id()).containsExactly("b1", "b2", "b3");
+        assertThat(ratis.listeners()).extracting(v -> v.id()).containsExactly("b4");
+        assertThat(ratis.self().port()).isEqualTo(8);
+    }
 }

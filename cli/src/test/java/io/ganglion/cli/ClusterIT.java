@@ -107,6 +107,13 @@ class ClusterIT {
                 Channel channel = connection.createChannel();
                 channel.exchangeDeclarePassive("orders");
                 assertThat(channel.queueDeclarePassive("eu-orders").getQueue()).isEqualTo("eu-orders");
+                // the binding survived too: a publish through each survivor is routed to the queue
+                long before = channel.queueDeclarePassive("eu-orders").getMessageCount();
+                channel.confirmSelect();
+                channel.basicPublish("orders", "eu.de", null, "routed".getBytes(StandardCharsets.UTF_8));
+                channel.waitForConfirmsOrDie(10_000);
+                assertThat(channel.queueDeclarePassive("eu-orders").getMessageCount())
+                        .isEqualTo(before + 1);
             }
             assertThat(get(broker, "/api/settings/replication.follower_loss_hold_ms")
                             .path("value")
