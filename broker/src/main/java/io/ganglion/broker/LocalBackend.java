@@ -184,6 +184,19 @@ final class LocalBackend implements BrokerBackend {
             boolean autoDelete,
             boolean internal,
             FieldTable arguments) {
+        return freshOnMiss(
+                () -> declareExchangeNow(vhost, exchange, type, passive, durable, autoDelete, internal, arguments));
+    }
+
+    private CompletionStage<Void> declareExchangeNow(
+            String vhost,
+            String exchange,
+            String type,
+            boolean passive,
+            boolean durable,
+            boolean autoDelete,
+            boolean internal,
+            FieldTable arguments) {
         Vhost current = vhost(vhost);
         if (passive) {
             if (current.topology().exchange(exchange).isEmpty()) {
@@ -222,6 +235,19 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<QueueDeclared> declareQueue(
+            String vhost,
+            String queue,
+            boolean passive,
+            boolean durable,
+            boolean exclusive,
+            boolean autoDelete,
+            FieldTable arguments,
+            String connectionId) {
+        return freshOnMiss(
+                () -> declareQueueNow(vhost, queue, passive, durable, exclusive, autoDelete, arguments, connectionId));
+    }
+
+    private CompletionStage<QueueDeclared> declareQueueNow(
             String vhost,
             String queue,
             boolean passive,
@@ -327,6 +353,10 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId) {
+        return freshOnMiss(() -> purgeQueueNow(vhost, queue, connectionId));
+    }
+
+    private CompletionStage<Long> purgeQueueNow(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
         if (!isHome(def)) {
             return remote.call(home(def), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
@@ -432,6 +462,21 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             DeliverySink sink,
             String connectionId) {
+        return freshOnMiss(() -> consumeNow(
+                vhost, queue, channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId));
+    }
+
+    private CompletionStage<QueueHandle> consumeNow(
+            String vhost,
+            String queue,
+            long channelId,
+            String consumerTag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            FieldTable arguments,
+            DeliverySink sink,
+            String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
         if (!isHome(def)) {
             return remote.consume(home(def), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
@@ -458,6 +503,10 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
+        return freshOnMiss(() -> getNow(vhost, queue, noAck, connectionId));
+    }
+
+    private CompletionStage<Optional<Delivery>> getNow(String vhost, String queue, boolean noAck, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
         if (!isHome(def)) {
             return remote.get(home(def), def.objectId(), queue, noAck);
@@ -489,6 +538,40 @@ final class LocalBackend implements BrokerBackend {
     }
 
     // ------------------------------------------------------------------------------------------------------ helpers
+
+    /**
+     * Runs {@code operation}; if it finds no such vhost, exchange or queue, runs it once more on an image that holds
+     * every command committed before now ({@link MetadataLog#sync}): in a cluster this broker may not yet have applied
+     * a declaration another broker just confirmed, and a client that declared through one broker and uses the queue
+     * through another must not get a 404 for it.
+     */
+    private <T> CompletionStage<T> freshOnMiss(java.util.function.Supplier<CompletionStage<T>> operation) {
+        CompletionStage<T> first;
+        try {
+            first = operation.get();
+        } catch (BrokerFailure failure) {
+            if (failure.replyCode() != ReplyCode.NOT_FOUND || remote == null) {
+                throw failure;
+            }
+            return metadata.sync().thenCompose(image -> operation.get());
+        }
+        if (remote == null) {
+            return first;
+        }
+        return first.handle((value, failure) -> {
+                    Throwable cause =
+                            failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
+                                    ? c.getCause()
+                                    : failure;
+                    if (cause instanceof BrokerFailure broker && broker.replyCode() == ReplyCode.NOT_FOUND) {
+                        return metadata.sync().thenCompose(image -> operation.get());
+                    }
+                    return failure == null
+                            ? CompletableFuture.completedFuture(value)
+                            : CompletableFuture.<T>failedFuture(cause);
+                })
+                .thenCompose(stage -> stage);
+    }
 
     private QueueDef queueDef(String vhost, String queue, String connectionId) {
         QueueDef def = vhost(vhost)

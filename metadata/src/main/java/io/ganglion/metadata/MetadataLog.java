@@ -42,6 +42,15 @@ public interface MetadataLog extends AutoCloseable {
         listener.accept(true);
     }
 
+    /**
+     * An image that holds every command committed before this call (a linearizable read): for a broker that must not
+     * answer from a stale image, such as one asked for a queue another broker just declared. A log of one node: the
+     * current image.
+     */
+    default CompletableFuture<MetadataImage> sync() {
+        return CompletableFuture.completedFuture(image());
+    }
+
     /** The node that leads the log (and runs the controller), if this broker knows one. A log of one node: empty. */
     default java.util.Optional<String> leaderId() {
         return java.util.Optional.empty();

@@ -178,6 +178,16 @@ final class MetadataStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(ProposalReply.encode(reply))));
     }
 
+    /** A read (see {@link RatisMetadataLog#sync}): answered once the server applied up to the read index. */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        long applied;
+        synchronized (this) {
+            applied = appliedIndex;
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(Long.toString(applied)));
+    }
+
     // on apply thread: configuration and leader start-up entries move the applied index too
     @Override
     public void notifyTermIndexUpdated(long term, long index) {

@@ -239,6 +239,24 @@ public final class RatisMetadataLog implements MetadataLog {
         return cause;
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A read-index read through this broker's own server (Ratis's linearizable read): the server learns the leader's
+     * commit index, waits until it applied that far, then answers; the image is then current. On failure (no leader,
+     * a listener that cannot serve reads), the current image.
+     */
+    @Override
+    public CompletableFuture<MetadataImage> sync() {
+        try {
+            return client.async()
+                    .sendReadOnly(Message.EMPTY, RaftPeerId.valueOf(config.nodeId()))
+                    .handle((reply, failure) -> image());
+        } catch (RuntimeException e) {
+            return CompletableFuture.completedFuture(image());
+        }
+    }
+
     @Override
     public MetadataImage image() {
         return stateMachine.image();
@@ -350,6 +368,8 @@ public final class RatisMetadataLog implements MetadataLog {
         RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, config.purgeUpToSnapshot());
         RaftServerConfigKeys.Log.setPurgeGap(properties, (int) Math.min(1024, config.snapshotThreshold()));
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(config.logSegmentBytes()));
+        // read-only requests (sync) are linearizable: a follower asks the leader for its commit index first
+        RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
         // an entry is sent to the followers at once, not after a wait for more to batch: metadata entries are few
         RaftServerConfigKeys.Log.Appender.setWaitTimeMin(properties, TimeDuration.ZERO);
         RaftServerConfigKeys.Log.setPreallocatedSize(
