@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 import org.agrona.collections.LongHashSet;
@@ -63,6 +64,9 @@ import org.slf4j.LoggerFactory;
  */
 final class RemoteQueues {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteQueues.class);
+
+    /** How long a forwarded publish or a call waits for the home's answer before it fails. */
+    static final long REPLY_TIMEOUT_SECONDS = 30;
 
     static final int OP_COUNTS = 1;
     static final int OP_PURGE = 2;
@@ -139,8 +143,15 @@ final class RemoteQueues {
         if (!send(home, new PublishToHome(sequence, queueId, bytes(message)))) {
             publishes.remove(sequence);
             done.completeExceptionally(homeDown(home, queue));
+            return done;
         }
-        return done;
+        // a home that never answers (stuck, or a message lost with a link that broke and came back) must not leave
+        // the publisher waiting for ever: after the timeout the publish is nacked (its outcome is unknown)
+        return done.orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete((ignored, failure) -> {
+            if (failure != null) {
+                publishes.remove(sequence);
+            }
+        });
     }
 
     CompletableFuture<QueueHandle> consume(
@@ -224,13 +235,15 @@ final class RemoteQueues {
             calls.remove(requestId);
             reply.completeExceptionally(homeDown(home, queue));
         }
-        return reply.thenApply(answer -> {
-            if (answer.replyCode() != 0) {
-                ReplyCode code = ReplyCode.of(answer.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
-                throw new BrokerFailure(code, answer.text());
-            }
-            return answer;
-        });
+        return reply.orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .whenComplete((ignored, failure) -> calls.remove(requestId))
+                .thenApply(answer -> {
+                    if (answer.replyCode() != 0) {
+                        ReplyCode code = ReplyCode.of(answer.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
+                        throw new BrokerFailure(code, answer.text());
+                    }
+                    return answer;
+                });
     }
 
     private void onClientMessage(NodeId from, PeerMessage message) {
