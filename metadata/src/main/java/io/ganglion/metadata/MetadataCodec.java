@@ -195,6 +195,8 @@ public final class MetadataCodec {
                 out.writeBoolean(q.autoDelete());
                 writeTable(out, q.arguments());
                 out.writeUTF(q.home());
+                out.writeInt(q.copies());
+                out.writeByte(q.durability().ordinal());
             }
             case DeleteQueue c -> {
                 out.writeByte(DELETE_QUEUE);
@@ -221,6 +223,13 @@ public final class MetadataCodec {
                 out.writeBoolean(c.draining());
             }
         }
+    }
+
+    private static int checkedCopies(int copies) throws MetadataCodecException {
+        if (copies < 0 || copies > 255) {
+            throw new MetadataCodecException("queue copies out of range: " + copies);
+        }
+        return copies;
     }
 
     private static void writeUser(DataOutputStream out, User user) throws IOException {
@@ -279,7 +288,9 @@ public final class MetadataCodec {
                                 in.readUTF(),
                                 in.readBoolean(),
                                 readTable(in),
-                                in.readUTF()));
+                                in.readUTF(),
+                                checkedCopies(in.readInt()),
+                                enumValue(DurabilityMode.values(), in.readUnsignedByte(), "durability mode")));
             }
             case DELETE_QUEUE -> new DeleteQueue(in.readUTF(), in.readUTF());
             case BIND -> new Bind(in.readUTF(), readBinding(in));

@@ -4,6 +4,7 @@ import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationImage;
 import io.ganglion.coordination.HistoryRecord;
+import io.ganglion.coordination.ObjectId;
 import io.ganglion.metadata.MetadataCommand.Bind;
 import io.ganglion.metadata.MetadataCommand.Bootstrap;
 import io.ganglion.metadata.MetadataCommand.Coordination;
@@ -192,7 +193,20 @@ public record MetadataImage(
             return rejected(Kind.ACCESS_REFUSED, "queue name '" + queue.name() + "' contains reserved prefix 'amq.*'");
         }
         Map<String, QueueDef> queues = with(vhost.queues(), queue.name(), queue);
-        return withVhost(new Vhost(vhost.name(), vhost.topology().withQueue(queue.name()), queues));
+        Vhost next = new Vhost(vhost.name(), vhost.topology().withQueue(queue.name()), queues);
+        if (!queue.replicated()) {
+            return withVhost(next);
+        }
+        // a replicated queue is a coordination object too, created in the same command: the controller places it
+        CoordinationImage.Applied created =
+                coordination.apply(new CoordinationCommand.CreateObject(queue.spec(declare.vhost())));
+        if (created.rejection().isPresent()) {
+            return rejected(Kind.PRECONDITION_FAILED, created.rejection().get());
+        }
+        return new Applied(
+                new MetadataImage(
+                        appliedIndex + 1, with(vhosts, next.name(), next), users, created.image(), drainRequested),
+                Optional.empty());
     }
 
     private Applied deleteQueue(DeleteQueue delete) {
@@ -205,7 +219,16 @@ public record MetadataImage(
         }
         Topology topology = vhost.topology().withoutQueue(delete.name());
         topology = dropUnusedAutoDeleteExchanges(vhost.topology(), topology);
-        return withVhost(new Vhost(vhost.name(), topology, without(vhost.queues(), delete.name())));
+        Vhost next = new Vhost(vhost.name(), topology, without(vhost.queues(), delete.name()));
+        ObjectId object = ObjectId.of(delete.vhost(), delete.name());
+        if (coordination.object(object).isEmpty()) {
+            return withVhost(next);
+        }
+        CoordinationImage.Applied deleted = coordination.apply(new CoordinationCommand.DeleteObject(object));
+        return new Applied(
+                new MetadataImage(
+                        appliedIndex + 1, with(vhosts, next.name(), next), users, deleted.image(), drainRequested),
+                Optional.empty());
     }
 
     private Applied bind(String vhostName, Binding binding, boolean add) {
@@ -305,7 +328,13 @@ public record MetadataImage(
                     List.copyOf(coordination.liveSet().nodes().values()))));
         }
         for (AcceptedHistory history : coordination.objects().values()) {
-            commands.add(new Coordination(new CoordinationCommand.CreateObject(history.spec())));
+            boolean declaredWithQueue = vhost(history.id().vhost())
+                    .flatMap(v -> v.queue(history.id().name()))
+                    .filter(QueueDef::replicated)
+                    .isPresent();
+            if (!declaredWithQueue) {
+                commands.add(new Coordination(new CoordinationCommand.CreateObject(history.spec())));
+            }
             for (HistoryRecord record : history.records()) {
                 if (!(record instanceof HistoryRecord.Created)) {
                     commands.add(new Coordination(new CoordinationCommand.AppendHistory(history.id(), record)));

@@ -1,5 +1,9 @@
 package io.ganglion.metadata;
 
+import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.ObjectKind;
+import io.ganglion.coordination.ObjectSpec;
 import io.ganglion.queues.routing.FieldValues;
 import java.util.Map;
 import java.util.Objects;
@@ -12,7 +16,10 @@ import java.util.Objects;
  * @param exclusiveOwner the connection that owns an exclusive queue, empty for a shared one
  * @param arguments the declare arguments as plain values, kept to check that a redeclare is equivalent
  * @param home in a cluster, the broker that hosts the queue's messages (the one it was declared through); the others
- *     forward to it. Empty on a single broker.
+ *     forward to it. Empty on a single broker, and for a replicated queue (its owner is the coordination's).
+ * @param copies how many copies a replicated queue wants; 0 for a queue that is not a coordination object (a single
+ *     broker's queue, or a cluster's queue kept by its home)
+ * @param durability a replicated queue's durability mode (its write requirement W); ignored when copies is 0
  */
 public record QueueDef(
         String name,
@@ -22,7 +29,32 @@ public record QueueDef(
         String exclusiveOwner,
         boolean autoDelete,
         Map<String, Object> arguments,
-        String home) {
+        String home,
+        int copies,
+        DurabilityMode durability) {
+
+    /** A queue kept by its home broker (not replicated). */
+    public QueueDef(
+            String name,
+            long objectId,
+            QueueType type,
+            boolean durable,
+            String exclusiveOwner,
+            boolean autoDelete,
+            Map<String, Object> arguments,
+            String home) {
+        this(
+                name,
+                objectId,
+                type,
+                durable,
+                exclusiveOwner,
+                autoDelete,
+                arguments,
+                home,
+                0,
+                DurabilityMode.OWNER_DURABLE);
+    }
 
     /** A queue of a single broker (no home). */
     public QueueDef(
@@ -33,11 +65,15 @@ public record QueueDef(
             String exclusiveOwner,
             boolean autoDelete,
             Map<String, Object> arguments) {
-        this(name, objectId, type, durable, exclusiveOwner, autoDelete, arguments, "");
+        this(name, objectId, type, durable, exclusiveOwner, autoDelete, arguments, "", 0, DurabilityMode.OWNER_DURABLE);
     }
 
     public QueueDef {
         Objects.requireNonNull(home, "home");
+        Objects.requireNonNull(durability, "durability");
+        if (copies < 0) {
+            throw new IllegalArgumentException("copies must not be negative: " + copies);
+        }
         Objects.requireNonNull(name, "name");
         if (objectId <= 0) {
             throw new IllegalArgumentException("object id must be positive: " + objectId);
@@ -46,6 +82,16 @@ public record QueueDef(
         Objects.requireNonNull(exclusiveOwner, "exclusiveOwner");
         arguments =
                 java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(arguments)); // void values are null
+    }
+
+    /** Whether the queue is a coordination object with copies on several brokers. */
+    public boolean replicated() {
+        return copies > 0;
+    }
+
+    /** The coordination object of a replicated queue in {@code vhost}. */
+    public ObjectSpec spec(String vhost) {
+        return new ObjectSpec(ObjectId.of(vhost, name), ObjectKind.QUEUE, copies, durability);
     }
 
     public boolean exclusive() {

@@ -217,7 +217,9 @@ class MetadataCodecTest {
                                 random.nextBoolean() ? "" : word(random),
                                 random.nextBoolean(),
                                 table(random, 2),
-                                random.nextBoolean() ? "" : word(random)));
+                                random.nextBoolean() ? "" : word(random),
+                                random.nextInt(6),
+                                io.ganglion.coordination.DurabilityMode.values()[random.nextInt(3)]));
             case 7 -> new DeleteQueue(vhost, word(random));
             case 8 -> new Bind(vhost, binding(random));
             case 9 -> new Unbind(vhost, binding(random));

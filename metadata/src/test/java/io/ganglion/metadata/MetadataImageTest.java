@@ -195,4 +195,45 @@ class MetadataImageTest {
         assertThat(decoded.drainRequested()).containsExactly("ganglion-2");
         assertThat(decoded.appliedIndex()).isEqualTo(image.appliedIndex());
     }
+
+    @Test
+    void shouldMakeAReplicatedQueueACoordinationObjectAndDeleteItWithTheQueue() throws Exception {
+        MetadataImage image = MetadataImage.empty().apply(new PutVhost("/")).image();
+        QueueDef replicated = new QueueDef(
+                "orders", 7, QueueType.QUORUM, true, "", false, Map.of(), "", 3, DurabilityMode.MAJORITY_DURABLE);
+        MetadataImage.Applied declared = image.apply(new DeclareQueue("/", replicated));
+        assertThat(declared.accepted()).isTrue();
+        var history = declared.image()
+                .coordination()
+                .object(ObjectId.of("/", "orders"))
+                .orElseThrow();
+        assertThat(history.spec().copies()).isEqualTo(3);
+        assertThat(history.spec().writeRequirement()).isEqualTo(2);
+
+        MetadataImage rebuilt = MetadataImage.empty();
+        for (MetadataCommand command : declared.image().asCommands()) {
+            MetadataImage.Applied applied = rebuilt.apply(command);
+            assertThat(applied.rejection()).as("%s", command).isEmpty();
+            rebuilt = applied.image();
+        }
+        assertThat(summary(rebuilt)).isEqualTo(summary(declared.image()));
+        assertThat(summary(MetadataImageCodec.decode(MetadataImageCodec.encode(declared.image()))))
+                .isEqualTo(summary(declared.image()));
+
+        MetadataImage deleted =
+                declared.image().apply(new DeleteQueue("/", "orders")).image();
+        assertThat(deleted.coordination().objects()).isEmpty();
+        assertThat(image.apply(new DeclareQueue(
+                                "/", new QueueDef("plain", 8, QueueType.CLASSIC, true, "", false, Map.of())))
+                        .image()
+                        .coordination()
+                        .objects())
+                .isEmpty();
+    }
+
+    private static List<String> summary(MetadataImage image) {
+        return image.coordination().objects().values().stream()
+                .map(history -> history.spec() + " " + history.records())
+                .toList();
+    }
 }
