@@ -48,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * </pre>
  *
  * <p>Effects map to storage as follows: {@code Append} to {@link ReplicaLog#appendAt} at the replica's own offsets
- * (records encoded by {@link ReplicatedRecords}), made durable by group commit and reported back as {@code
+ * (records encoded by {@link ReplicatedRecords}; {@link ReplicaLog#appendCopy} for a record at or below the sealed
+ * epoch, which only an install copies, since the replica streams and admits only above its seal), made durable by group commit and reported back as {@code
  * AppendDurable} from the log's {@link DurabilityListener}; {@code Truncate(from)} to {@code truncateAfter(from - 1)};
  * {@code Flush} to an {@code AppendDurable} of the log's durable offset (a truncate already waited for its force);
  * {@code PersistSeal} to {@link ReplicaLog#seal}, whose forced completion becomes {@code SealPersisted}; {@code
@@ -64,7 +65,8 @@ import org.slf4j.LoggerFactory;
  *       controller, another shard); each hands one task to the shard and returns. The only other thread is the store's
  *       completion thread (or the journal writer), which runs the {@link DurabilityListener} and the seal and discard
  *       futures: they only set {@code durableScheduled} (atomic) and hand a task to the shard. No locks.
- *   <li>Fields. All but {@code durableScheduled} belong to the shard thread. {@code replica} and {@code log} are set by
+ *   <li>Fields. All but {@code durableScheduled}, {@code startRequested} and {@code opened} (thread-safe) belong to the
+ *       shard thread. {@code replica} and {@code log} are set by
  *       the open task, which is the first task of the host on its shard, so every later task sees them.
  *   <li>Order. Events are handled one at a time to completion: the effects of an event are executed in order before
  *       the next event is looked at. An effect that answers synchronously (a log read, a flush) queues its answer in
@@ -110,19 +112,22 @@ public final class ReplicaHost {
     /** Set by the durability listener when it handed the shard a task to report durability; cleared by that task. */
     private final AtomicBoolean durableScheduled = new AtomicBoolean();
 
+    private final AtomicBoolean startRequested = new AtomicBoolean();
+    /** Completed by the open task on the shard. */
+    private final CompletableFuture<Void> opened = new CompletableFuture<>();
+
     // shard thread only
     private ReplicaLog log;
     private Replica replica;
     private final ArrayDeque<ReplicaEvent> pending = new ArrayDeque<>();
     private final LinkedHashSet<PublishId> outstanding = new LinkedHashSet<>();
     private boolean handling;
-    private boolean started;
     private boolean closed;
     private Throwable failure;
 
     /**
      * A host of {@code object}, whose log is {@code storageId} in {@code storage}. Nothing happens until {@link
-     * #start()}.
+     * #start()}; the log is opened on the shard, never by the constructor.
      *
      * @param sender where the replica's messages to its peers go, as {@link Replication} frames
      * @param replies where answers to the controller's recovery requests go
@@ -159,27 +164,28 @@ public final class ReplicaHost {
 
     /**
      * Opens the log on the shard, rebuilds the replica from what storage recovered and starts ticking. Any thread;
-     * call once, before any event (events delivered earlier are queued behind the open on the shard anyway).
+     * idempotent: a second call returns the same future (the {@link ReplicationRouter} starts the hosts it creates).
+     * Events delivered before the open are queued behind it on the shard.
      *
      * @return completes once the replica runs, exceptionally if the log could not be opened (the host is then failed)
      */
     public CompletableFuture<Void> start() {
-        CompletableFuture<Void> opened = new CompletableFuture<>();
-        onShard(() -> {
-            if (started || closed) {
-                opened.completeExceptionally(new IllegalStateException("host of " + object + " already started"));
-                return;
-            }
-            started = true;
-            try {
-                open();
-                opened.complete(null);
-                shard.schedule(this::tick, context.tickMs());
-            } catch (IOException | RuntimeException e) {
-                fail(e);
-                opened.completeExceptionally(e);
-            }
-        });
+        if (startRequested.compareAndSet(false, true)) {
+            onShard(() -> {
+                if (closed) {
+                    opened.completeExceptionally(new IllegalStateException("host of " + object + " closed"));
+                    return;
+                }
+                try {
+                    open();
+                    opened.complete(null);
+                    shard.schedule(this::tick, context.tickMs());
+                } catch (IOException | RuntimeException e) {
+                    fail(e);
+                    opened.completeExceptionally(e);
+                }
+            });
+        }
         return opened;
     }
 
@@ -405,12 +411,22 @@ public final class ReplicaHost {
     private void append(List<Record> records) throws StorageException {
         long now = context.clockMs().getAsLong();
         for (Record record : records) {
-            AppendOutcome outcome = log.appendAt(
-                    record.offset(),
-                    record.epoch().value(),
-                    ReplicatedRecords.type(record),
-                    now,
-                    ReplicatedRecords.payload(record));
+            long epoch = record.epoch().value();
+            // the replica streams and admits only above its fence, which is the log's sealed epoch: a record at or
+            // below it is an install copying the sealed epochs up to the recovery point
+            AppendOutcome outcome = epoch <= log.sealedEpoch()
+                    ? log.appendCopy(
+                            record.offset(),
+                            epoch,
+                            ReplicatedRecords.type(record),
+                            now,
+                            ReplicatedRecords.payload(record))
+                    : log.appendAt(
+                            record.offset(),
+                            epoch,
+                            ReplicatedRecords.type(record),
+                            now,
+                            ReplicatedRecords.payload(record));
             switch (outcome) {
                 case AppendOutcome.Appended appended -> {}
                 case AppendOutcome.Rejected rejected ->
