@@ -88,6 +88,13 @@ import org.slf4j.LoggerFactory;
 public final class ReplicaHost {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaHost.class);
     private static final int READ_BYTES = 1 << 20;
+    /**
+     * Payload bytes one {@code ReadLog} answers with at most (at least one record): its records go out in one frame,
+     * which must stay below the peer link's max frame length (16 MiB by default). The replica asks again from where
+     * the answer ended (feeding resumes on progress, an install asks its source again).
+     */
+    static final long READ_LIMIT_BYTES = 4L << 20;
+
     private static final ByteBuffer NO_SNAPSHOT_DATA = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
     /** What the host shows of its replica, for operators and tests. */
@@ -459,20 +466,25 @@ public final class ReplicaHost {
         });
     }
 
-    /** Records {@code from..to}; fewer when the log no longer holds them (discarded meanwhile: the replica copes). */
+    /**
+     * Records {@code from..to}; fewer when the log no longer holds them (discarded meanwhile) or past {@link
+     * #READ_LIMIT_BYTES}: the replica copes with both.
+     */
     private List<Record> read(long from, long to) throws IOException {
         List<Record> records = new ArrayList<>();
         if (from < log.startOffset()) {
             return records;
         }
         long next = from;
+        long bytes = 0;
         while (next <= to) {
             List<LogRecord> batch = log.read(next, READ_BYTES);
             if (batch.isEmpty()) {
                 break;
             }
             for (LogRecord stored : batch) {
-                if (stored.offset() > to) {
+                bytes += stored.payload().remaining();
+                if (stored.offset() > to || (bytes > READ_LIMIT_BYTES && !records.isEmpty())) {
                     return records;
                 }
                 records.add(ReplicatedRecords.decode(stored));
@@ -488,7 +500,8 @@ public final class ReplicaHost {
                 LOG.debug("event=replication_send_dropped object={} to={} reason=no_link", object, to);
             }
         } catch (IllegalArgumentException e) {
-            // too large for a frame: the state machine resends from the log on its timers, in smaller reads
+            // too large for a frame (reads are bounded by READ_LIMIT_BYTES, so only a record near the frame limit):
+            // the message is lost, as on a link that went down; the state machine's timers try again
             LOG.warn("event=replication_send_refused object={} to={} cause={}", object, to, e.getMessage());
         }
     }
