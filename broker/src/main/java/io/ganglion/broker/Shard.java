@@ -9,8 +9,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One single-threaded executor that owns a set of queue replicas: every state change of a replica happens on its
  * shard's thread, by tasks, in submission order. No locks in the data path.
+ *
+ * <p>Public so that the replication hosts ({@code io.ganglion.broker.replication}) run on the same shards as the
+ * queues; {@link #execute}, {@link #schedule} and {@link #onShardThread} may be called from any thread.
  */
-final class Shard implements java.util.concurrent.Executor, AutoCloseable {
+public final class Shard implements java.util.concurrent.Executor, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
 
     /** Bytes of recent message payloads the queues of one shard may keep in heap for their first delivery. */
@@ -22,7 +25,7 @@ final class Shard implements java.util.concurrent.Executor, AutoCloseable {
     /** Shard thread only: payload bytes held by this shard's queues in their recent-message caches. */
     long recentBytes;
 
-    Shard(int index) {
+    public Shard(int index) {
         this.index = index;
         this.executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread t = new Thread(
@@ -36,7 +39,7 @@ final class Shard implements java.util.concurrent.Executor, AutoCloseable {
         });
     }
 
-    int index() {
+    public int index() {
         return index;
     }
 
@@ -53,11 +56,11 @@ final class Shard implements java.util.concurrent.Executor, AutoCloseable {
     }
 
     /** Runs {@code task} on this shard's thread after {@code delayMs}. */
-    void schedule(Runnable task, long delayMs) {
+    public void schedule(Runnable task, long delayMs) {
         executor.schedule(() -> execute(task), delayMs, TimeUnit.MILLISECONDS);
     }
 
-    boolean onShardThread() {
+    public boolean onShardThread() {
         return Thread.currentThread() == thread;
     }
 

@@ -325,7 +325,7 @@ public final class ReplicaLog {
      */
     public AppendOutcome append(long epoch, RecordType type, ByteBuffer payload) {
         // on the shard thread
-        AppendOutcome refusal = refuse(epoch, type, payload);
+        AppendOutcome refusal = refuse(epoch, type, payload, false);
         return refusal != null
                 ? refusal
                 : write(nextOffset, epoch, type, config.epochMillis().getAsLong(), payload);
@@ -342,11 +342,28 @@ public final class ReplicaLog {
         if (offset != nextOffset) {
             return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
         }
-        AppendOutcome refusal = refuse(epoch, type, payload);
+        AppendOutcome refusal = refuse(epoch, type, payload, false);
         return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
     }
 
-    private AppendOutcome refuse(long epoch, RecordType type, ByteBuffer payload) {
+    /**
+     * Appends a record copied from another replica by a recovery install (DESIGN.md section 8, step 4): as {@link
+     * #appendAt}, except that a record of the sealed epoch or an earlier one is taken. A seal fences the sealed epoch's
+     * owner, which must not stream more; an install of epoch e + 1 seals e and then copies records of epochs up to e
+     * from a sealed replica up to the recovery point. The caller decides that a record is such a copy.
+     *
+     * @return as {@link #appendAt}, never {@link Reason#SEALED_EPOCH}
+     */
+    public AppendOutcome appendCopy(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        // on the shard thread
+        if (offset != nextOffset) {
+            return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
+        }
+        AppendOutcome refusal = refuse(epoch, type, payload, true);
+        return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
+    }
+
+    private AppendOutcome refuse(long epoch, RecordType type, ByteBuffer payload, boolean belowSealAllowed) {
         if (!type.logRecord()) {
             throw notALogRecord(type);
         }
@@ -365,7 +382,7 @@ public final class ReplicaLog {
         if (journalFailed) {
             return Rejected.of(Reason.FAILED);
         }
-        if (epoch <= current.sealedEpoch()) {
+        if (epoch <= current.sealedEpoch() && !belowSealAllowed) {
             return Rejected.of(Reason.SEALED_EPOCH);
         }
         if (epoch < current.history().lastEpoch()) {

@@ -95,6 +95,23 @@ class ReplicaLogTest {
     }
 
     @Test
+    void shouldTakeARecoveryCopyBelowTheSealedEpochButNotAGapOrAStaleEpoch() {
+        appendDurably(log, 1, 2);
+        await(log.seal(2));
+        assertThat(log.appendAt(2, 2, RecordType.DATA, 0, payload(42, 2))).isEqualTo(Rejected.of(Reason.SEALED_EPOCH));
+
+        AppendOutcome copied = log.appendCopy(2, 2, RecordType.EPOCH_START, 7, payload(42, 2));
+
+        assertThat(copied).isInstanceOf(Appended.class);
+        assertThat(await(((Appended) copied).durable())).isEqualTo(2);
+        assertThat(log.appendCopy(4, 2, RecordType.DATA, 7, payload(42, 4))).isEqualTo(Rejected.of(Reason.GAP));
+        assertThat(log.appendCopy(3, 1, RecordType.DATA, 7, payload(42, 3))).isEqualTo(Rejected.of(Reason.STALE_EPOCH));
+        assertThat(log.sealedEpoch()).isEqualTo(2);
+        assertThat(log.epochHistory().entries())
+                .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 2));
+    }
+
+    @Test
     void shouldRefuseAppendsAtOrBelowSealedEpoch() {
         appendDurably(log, 2, 4);
         SealResult seal = await(log.seal(2));

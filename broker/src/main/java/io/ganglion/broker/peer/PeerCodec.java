@@ -23,20 +23,29 @@ import io.ganglion.broker.peer.PeerMessage.PublishToHome;
 import io.ganglion.broker.peer.PeerMessage.PublishToHomeOutcome;
 import io.ganglion.broker.peer.PeerMessage.QueueCall;
 import io.ganglion.broker.peer.PeerMessage.QueueReply;
+import io.ganglion.broker.peer.PeerMessage.RecoveryCommand;
+import io.ganglion.broker.peer.PeerMessage.Replication;
 import io.ganglion.broker.peer.PeerMessage.SealReply;
 import io.ganglion.broker.peer.PeerMessage.SealRequest;
 import io.ganglion.broker.peer.PeerMessage.Settle;
 import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.broker.peer.PeerProtocolException.Reason;
+import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.replication.EpochHistory;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.CombinedChannelDuplexHandler;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.MessageToByteEncoder;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -263,6 +272,11 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                     out.writeLong(epoch);
                 }
             }
+            case Replication m -> {
+                writeObject(out, m.object());
+                writeReplication(out, m.message());
+            }
+            case RecoveryCommand m -> writeRecovery(out, m.request());
             case PublishToHome m -> {
                 out.writeLong(m.sequence());
                 out.writeLong(m.queueId());
@@ -347,6 +361,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                         + byteListLength(m.records())
                         + Integer.BYTES
                         + (long) m.epochs().size() * Long.BYTES;
+            case Replication m -> objectLength(m.object()) + replicationLength(m.message());
+            case RecoveryCommand m -> recoveryLength(m.request());
             case PublishToHome m -> 2L * Long.BYTES + Integer.BYTES + m.message().length;
             case PublishToHomeOutcome m -> Long.BYTES + Integer.BYTES + stringLength(m.text());
             case Subscribe m -> 3L * Long.BYTES + stringLength(m.tag()) + 2 + Integer.BYTES;
@@ -423,6 +439,167 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
         return length;
     }
 
+    private static void writeReplication(ByteBuf out, io.ganglion.replication.PeerMessage message) {
+        switch (message) {
+            case io.ganglion.replication.PeerMessage.Replicate m -> {
+                out.writeByte(PeerFrameDescriptor.REPLICATION_REPLICATE);
+                out.writeLong(m.epoch().value());
+                out.writeLong(m.truncateFrom());
+                writeRecords(out, m.records());
+            }
+            case io.ganglion.replication.PeerMessage.Progress m -> {
+                out.writeByte(PeerFrameDescriptor.REPLICATION_PROGRESS);
+                out.writeLong(m.epoch().value());
+                out.writeLong(m.incarnation().value());
+                writeHistory(out, m.history());
+                out.writeLong(m.end());
+                out.writeLong(m.durable());
+                writeBoolean(out, m.resync());
+            }
+            case io.ganglion.replication.PeerMessage.Fetch m -> {
+                out.writeByte(PeerFrameDescriptor.REPLICATION_FETCH);
+                out.writeLong(m.installEpoch().value());
+                writeHistory(out, m.history());
+                out.writeLong(m.end());
+                writePosition(out, m.upTo());
+            }
+            case io.ganglion.replication.PeerMessage.FetchReply m -> {
+                out.writeByte(PeerFrameDescriptor.REPLICATION_FETCH_REPLY);
+                out.writeLong(m.installEpoch().value());
+                out.writeLong(m.truncateFrom());
+                writeRecords(out, m.records());
+            }
+            case io.ganglion.replication.PeerMessage.Snapshot m -> {
+                out.writeByte(PeerFrameDescriptor.REPLICATION_SNAPSHOT);
+                out.writeLong(m.epoch().value());
+                out.writeLong(m.start());
+                writeHistory(out, m.history());
+            }
+        }
+    }
+
+    private static long replicationLength(io.ganglion.replication.PeerMessage message) {
+        return 1
+                + switch (message) {
+                    case io.ganglion.replication.PeerMessage.Replicate m ->
+                        2L * Long.BYTES + recordsLength(m.records());
+                    case io.ganglion.replication.PeerMessage.Progress m ->
+                        2L * Long.BYTES + historyLength(m.history()) + 2L * Long.BYTES + 1;
+                    case io.ganglion.replication.PeerMessage.Fetch m ->
+                        Long.BYTES + historyLength(m.history()) + Long.BYTES + 2L * Long.BYTES;
+                    case io.ganglion.replication.PeerMessage.FetchReply m ->
+                        2L * Long.BYTES + recordsLength(m.records());
+                    case io.ganglion.replication.PeerMessage.Snapshot m -> 2L * Long.BYTES + historyLength(m.history());
+                };
+    }
+
+    private static void writeRecovery(ByteBuf out, RecoveryRequest request) {
+        out.writeByte(
+                switch (request) {
+                    case RecoveryRequest.Seal r -> PeerFrameDescriptor.RECOVERY_SEAL;
+                    case RecoveryRequest.Install r -> PeerFrameDescriptor.RECOVERY_INSTALL;
+                    case RecoveryRequest.CatchUp r -> PeerFrameDescriptor.RECOVERY_CATCH_UP;
+                });
+        writeObject(out, request.object());
+        switch (request) {
+            case RecoveryRequest.Seal r -> {
+                out.writeLong(r.epoch().value());
+                writeNode(out, r.node());
+            }
+            case RecoveryRequest.Install r -> {
+                out.writeLong(r.epoch().value());
+                writeNode(out, r.node());
+                writePosition(out, r.point());
+                out.writeInt(r.sources().size());
+                for (NodeId source : r.sources()) {
+                    writeNode(out, source);
+                }
+            }
+            case RecoveryRequest.CatchUp r -> {
+                out.writeLong(r.epoch().value());
+                writeNode(out, r.node());
+                writeNode(out, r.owner());
+            }
+        }
+    }
+
+    private static long recoveryLength(RecoveryRequest request) {
+        long common = 1 + objectLength(request.object()) + Long.BYTES + nodeLength(request.node());
+        return common
+                + switch (request) {
+                    case RecoveryRequest.Seal r -> 0L;
+                    case RecoveryRequest.Install r -> {
+                        long sources = Integer.BYTES;
+                        for (NodeId source : r.sources()) {
+                            sources += nodeLength(source);
+                        }
+                        yield 2L * Long.BYTES + sources;
+                    }
+                    case RecoveryRequest.CatchUp r -> nodeLength(r.owner());
+                };
+    }
+
+    private static void writePosition(ByteBuf out, LogPosition position) {
+        out.writeLong(position.epoch().value());
+        out.writeLong(position.offset());
+    }
+
+    private static void writeHistory(ByteBuf out, EpochHistory history) {
+        List<long[]> entries = history.entries();
+        out.writeInt(entries.size());
+        for (long[] entry : entries) {
+            out.writeLong(entry[0]);
+            out.writeLong(entry[1]);
+        }
+    }
+
+    private static long historyLength(EpochHistory history) {
+        return Integer.BYTES + (long) history.entries().size() * 2 * Long.BYTES;
+    }
+
+    private static void writeRecords(ByteBuf out, List<Record> records) {
+        out.writeInt(records.size());
+        for (Record record : records) {
+            switch (record) {
+                case Record.EpochStart r -> {
+                    out.writeByte(PeerFrameDescriptor.RECORD_EPOCH_START);
+                    out.writeLong(r.epoch().value());
+                    out.writeLong(r.offset());
+                }
+                case Record.Message r -> {
+                    out.writeByte(PeerFrameDescriptor.RECORD_MESSAGE);
+                    out.writeLong(r.epoch().value());
+                    out.writeLong(r.offset());
+                    out.writeLong(r.id().publisher());
+                    out.writeLong(r.id().sequence());
+                    ByteBuffer body = r.body().duplicate();
+                    out.writeInt(body.remaining());
+                    out.writeBytes(body);
+                }
+                case Record.Settle r -> {
+                    out.writeByte(PeerFrameDescriptor.RECORD_SETTLE);
+                    out.writeLong(r.epoch().value());
+                    out.writeLong(r.offset());
+                    out.writeLong(r.settled());
+                }
+            }
+        }
+    }
+
+    private static long recordsLength(List<Record> records) {
+        long length = Integer.BYTES;
+        for (Record record : records) {
+            length += PeerFrameDescriptor.RECORD_HEADER_LENGTH
+                    + switch (record) {
+                        case Record.EpochStart r -> 0L;
+                        case Record.Message r ->
+                            2L * Long.BYTES + Integer.BYTES + r.body().remaining();
+                        case Record.Settle r -> (long) Long.BYTES;
+                    };
+        }
+        return length;
+    }
+
     private static IllegalArgumentException tooLongToSend(PeerMessage message, int length, int maxFrameLength) {
         return new IllegalArgumentException("a " + PeerFrameDescriptor.name(PeerFrameDescriptor.typeOf(message))
                 + " frame of length " + length + " exceeds the max frame length " + maxFrameLength);
@@ -486,6 +663,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 case PeerFrameDescriptor.TYPE_FETCH -> new Fetch(readObject(body), readLong(body), readInt(body));
                 case PeerFrameDescriptor.TYPE_FETCH_REPLY ->
                     new FetchReply(readObject(body), readLong(body), readByteList(body), readLongList(body));
+                case PeerFrameDescriptor.TYPE_REPLICATION -> new Replication(readObject(body), readReplication(body));
+                case PeerFrameDescriptor.TYPE_RECOVERY_COMMAND -> new RecoveryCommand(readRecovery(body));
                 case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME ->
                     new PublishToHome(readLong(body), readLong(body), readBytes(body));
                 case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME_OUTCOME ->
@@ -610,6 +789,101 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             values.add(body.readLong());
         }
         return values;
+    }
+
+    private static io.ganglion.replication.PeerMessage readReplication(ByteBuf body) {
+        int kind = readKind(body, "replication message");
+        return switch (kind) {
+            case PeerFrameDescriptor.REPLICATION_REPLICATE ->
+                new io.ganglion.replication.PeerMessage.Replicate(readEpoch(body), readLong(body), readRecords(body));
+            case PeerFrameDescriptor.REPLICATION_PROGRESS ->
+                new io.ganglion.replication.PeerMessage.Progress(
+                        readEpoch(body),
+                        readIncarnation(body),
+                        readHistory(body),
+                        readLong(body),
+                        readLong(body),
+                        readBoolean(body));
+            case PeerFrameDescriptor.REPLICATION_FETCH ->
+                new io.ganglion.replication.PeerMessage.Fetch(
+                        readEpoch(body), readHistory(body), readLong(body), readPosition(body));
+            case PeerFrameDescriptor.REPLICATION_FETCH_REPLY ->
+                new io.ganglion.replication.PeerMessage.FetchReply(readEpoch(body), readLong(body), readRecords(body));
+            case PeerFrameDescriptor.REPLICATION_SNAPSHOT ->
+                new io.ganglion.replication.PeerMessage.Snapshot(readEpoch(body), readLong(body), readHistory(body));
+            default -> throw unknownKind("replication message", kind);
+        };
+    }
+
+    private static RecoveryRequest readRecovery(ByteBuf body) {
+        int kind = readKind(body, "recovery request");
+        ObjectId object = readObject(body);
+        Epoch epoch = readEpoch(body);
+        NodeId node = readNode(body);
+        return switch (kind) {
+            case PeerFrameDescriptor.RECOVERY_SEAL -> new RecoveryRequest.Seal(object, epoch, node);
+            case PeerFrameDescriptor.RECOVERY_INSTALL -> {
+                LogPosition point = readPosition(body);
+                int count = readCount(body, Short.BYTES, "node id list");
+                List<NodeId> sources = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    sources.add(readNode(body));
+                }
+                yield new RecoveryRequest.Install(object, epoch, node, point, sources);
+            }
+            case PeerFrameDescriptor.RECOVERY_CATCH_UP ->
+                new RecoveryRequest.CatchUp(object, epoch, node, readNode(body));
+            default -> throw unknownKind("recovery request", kind);
+        };
+    }
+
+    private static int readKind(ByteBuf body, String what) {
+        need(body, 1, what + " kind");
+        return body.readUnsignedByte();
+    }
+
+    private static Epoch readEpoch(ByteBuf body) {
+        return Epoch.of(readLong(body)); // a negative one: IllegalArgumentException, malformed
+    }
+
+    private static LogPosition readPosition(ByteBuf body) {
+        return new LogPosition(readEpoch(body), readLong(body));
+    }
+
+    private static EpochHistory readHistory(ByteBuf body) {
+        int count = readCount(body, 2 * Long.BYTES, "epoch history");
+        long[] pairs = new long[2 * count];
+        for (int i = 0; i < pairs.length; i++) {
+            pairs[i] = body.readLong();
+        }
+        return EpochHistory.of(pairs); // out of order: IllegalArgumentException, malformed
+    }
+
+    private static List<Record> readRecords(ByteBuf body) {
+        int count = readCount(body, PeerFrameDescriptor.RECORD_HEADER_LENGTH, "record list");
+        List<Record> records = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            int kind = readKind(body, "record");
+            Epoch epoch = readEpoch(body);
+            long offset = readLong(body);
+            records.add(
+                    switch (kind) {
+                        case PeerFrameDescriptor.RECORD_EPOCH_START -> new Record.EpochStart(epoch, offset);
+                        case PeerFrameDescriptor.RECORD_MESSAGE ->
+                            new Record.Message(
+                                    epoch,
+                                    offset,
+                                    new PublishId(readLong(body), readLong(body)),
+                                    ByteBuffer.wrap(readBytes(body)));
+                        case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readLong(body));
+                        default -> throw unknownKind("record", kind);
+                    });
+        }
+        return records;
+    }
+
+    private static PeerProtocolException unknownKind(String what, int kind) {
+        return new PeerProtocolException(Reason.MALFORMED, "unknown " + what + " kind 0x" + Integer.toHexString(kind));
     }
 
     private static PeerProtocolException truncated(ByteBuf body, long octets, String what) {

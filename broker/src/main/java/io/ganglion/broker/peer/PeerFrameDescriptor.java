@@ -26,6 +26,17 @@ import io.netty.buffer.ByteBuf;
  *   bytes               int32 octet count (&gt;= 0), then the octets
  *   list of bytes       int32 count (&gt;= 0), then each as bytes
  *   list of int64       int32 count (&gt;= 0), then each int64
+ *   list of NodeId      int32 count (&gt;= 0), then each NodeId
+ *   Epoch               int64 (&gt;= 0; a negative epoch is malformed)
+ *   LogPosition         epoch Epoch, offset int64 (&gt;= -1)
+ *   history             int32 count (&gt;= 0), then count x (epoch int64, first offset int64), both ascending
+ *   record              kind octet, epoch Epoch, offset int64, then by kind (a replication.Record):
+ *                         0x01 EpochStart  nothing more
+ *                         0x02 Message     publisher int64, sequence int64, body bytes
+ *                         0x03 Settle      settled int64
+ *   list of record      int32 count (&gt;= 0), then each record
+ *
+ * An unknown kind octet, an epoch history out of order or a value a record refuses is malformed.
  *
  * Bodies: the record components in declaration order, nothing else (a body with octets left over is malformed).
  *
@@ -46,6 +57,16 @@ import io.netty.buffer.ByteBuf;
  *   0x15  InstallReply     object ObjectId, epoch int64, node NodeId, ok bool, reason string
  *   0x16  Fetch            object ObjectId, fromOffset int64, maxBytes int32
  *   0x17  FetchReply       object ObjectId, fromOffset int64, records list of bytes, epochs list of int64
+ *   0x18  Replication      object ObjectId, kind octet, then by kind (a replication.PeerMessage):
+ *           0x01 Replicate   epoch Epoch, truncateFrom int64, records list of record
+ *           0x02 Progress    epoch Epoch, incarnation Incarnation, history, end int64, durable int64, resync bool
+ *           0x03 Fetch       installEpoch Epoch, history, end int64, upTo LogPosition
+ *           0x04 FetchReply  installEpoch Epoch, truncateFrom int64, records list of record
+ *           0x05 Snapshot    epoch Epoch, start int64, history
+ *   0x19  RecoveryCommand  kind octet, object ObjectId, epoch Epoch, node NodeId, then by kind (a RecoveryRequest):
+ *           0x01 Seal        nothing more
+ *           0x02 Install     point LogPosition, sources list of NodeId
+ *           0x03 CatchUp     owner NodeId
  *   0x20  PublishToHome    sequence int64, queueId int64, message bytes
  *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
  *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
@@ -99,6 +120,8 @@ public final class PeerFrameDescriptor {
     public static final int TYPE_INSTALL_REPLY = 0x15;
     public static final int TYPE_FETCH = 0x16;
     public static final int TYPE_FETCH_REPLY = 0x17;
+    public static final int TYPE_REPLICATION = 0x18;
+    public static final int TYPE_RECOVERY_COMMAND = 0x19;
     public static final int TYPE_PUBLISH_TO_HOME = 0x20;
     public static final int TYPE_PUBLISH_TO_HOME_OUTCOME = 0x21;
     public static final int TYPE_SUBSCRIBE = 0x22;
@@ -108,6 +131,29 @@ public final class PeerFrameDescriptor {
     public static final int TYPE_CONSUMER_CANCELLED = 0x26;
     public static final int TYPE_QUEUE_CALL = 0x27;
     public static final int TYPE_QUEUE_REPLY = 0x28;
+
+    /** Kinds of the replication message inside a {@code Replication} frame. */
+    public static final int REPLICATION_REPLICATE = 0x01;
+
+    public static final int REPLICATION_PROGRESS = 0x02;
+    public static final int REPLICATION_FETCH = 0x03;
+    public static final int REPLICATION_FETCH_REPLY = 0x04;
+    public static final int REPLICATION_SNAPSHOT = 0x05;
+
+    /** Kinds of a replication record. */
+    public static final int RECORD_EPOCH_START = 0x01;
+
+    public static final int RECORD_MESSAGE = 0x02;
+    public static final int RECORD_SETTLE = 0x03;
+
+    /** Octets of a record before its kind's fields: kind, epoch, offset. */
+    public static final int RECORD_HEADER_LENGTH = 1 + 2 * Long.BYTES;
+
+    /** Kinds of the recovery request inside a {@code RecoveryCommand} frame. */
+    public static final int RECOVERY_SEAL = 0x01;
+
+    public static final int RECOVERY_INSTALL = 0x02;
+    public static final int RECOVERY_CATCH_UP = 0x03;
 
     private PeerFrameDescriptor() {}
 
@@ -126,6 +172,8 @@ public final class PeerFrameDescriptor {
             case PeerMessage.InstallReply m -> TYPE_INSTALL_REPLY;
             case PeerMessage.Fetch m -> TYPE_FETCH;
             case PeerMessage.FetchReply m -> TYPE_FETCH_REPLY;
+            case PeerMessage.Replication m -> TYPE_REPLICATION;
+            case PeerMessage.RecoveryCommand m -> TYPE_RECOVERY_COMMAND;
             case PeerMessage.PublishToHome m -> TYPE_PUBLISH_TO_HOME;
             case PeerMessage.PublishToHomeOutcome m -> TYPE_PUBLISH_TO_HOME_OUTCOME;
             case PeerMessage.Subscribe m -> TYPE_SUBSCRIBE;
@@ -153,6 +201,8 @@ public final class PeerFrameDescriptor {
             case TYPE_INSTALL_REPLY -> "install_reply";
             case TYPE_FETCH -> "fetch";
             case TYPE_FETCH_REPLY -> "fetch_reply";
+            case TYPE_REPLICATION -> "replication";
+            case TYPE_RECOVERY_COMMAND -> "recovery_command";
             case TYPE_PUBLISH_TO_HOME -> "publish_to_home";
             case TYPE_PUBLISH_TO_HOME_OUTCOME -> "publish_to_home_outcome";
             case TYPE_SUBSCRIBE -> "subscribe";

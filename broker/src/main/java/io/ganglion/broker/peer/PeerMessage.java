@@ -3,6 +3,7 @@ package io.ganglion.broker.peer;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RecoveryRequest;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -237,6 +238,33 @@ public sealed interface PeerMessage {
         public String toString() {
             return "FetchReply[object=" + object + ", fromOffset=" + fromOffset + ", records=" + records.size() + " ("
                     + ByteArrays.totalLength(records) + " octets), epochs=" + epochs + "]";
+        }
+    }
+
+    /**
+     * A message between the replicas of {@code object} on two brokers: the replication state machines' own {@link
+     * io.ganglion.replication.PeerMessage} ({@code Replicate}, {@code Progress}, {@code Fetch}, {@code FetchReply},
+     * {@code Snapshot}), which knows nothing of objects; this frame adds the object id. The record bodies in it
+     * ({@code Record.Message.body()}) are not copied: the sender must not change them after handing the message to
+     * {@link PeerLink#send}.
+     */
+    record Replication(ObjectId object, io.ganglion.replication.PeerMessage message) implements PeerMessage {
+        public Replication {
+            Objects.requireNonNull(object, "object");
+            Objects.requireNonNull(message, "message");
+        }
+    }
+
+    /**
+     * The controller asks the receiver's replica of {@code request.object()} for a recovery step: seal, install or
+     * catch up (the coordination module's {@link RecoveryRequest}, whose {@code node} is the receiver). The sender is
+     * the controller the replica answers, with a {@link SealReply} to a seal and an {@link InstallReply} to an install
+     * or a catch-up. Replaces {@link SealRequest} and {@link InstallRequest}, which carry neither the install's list
+     * of sources nor a catch-up.
+     */
+    record RecoveryCommand(RecoveryRequest request) implements PeerMessage {
+        public RecoveryCommand {
+            Objects.requireNonNull(request, "request");
         }
     }
 

@@ -8,8 +8,14 @@ import io.ganglion.broker.peer.PeerMessage.FetchReply;
 import io.ganglion.broker.peer.PeerMessage.Heartbeat;
 import io.ganglion.broker.peer.PeerMessage.Hello;
 import io.ganglion.broker.peer.PeerMessage.InstallReply;
+import io.ganglion.broker.peer.PeerMessage.RecoveryCommand;
+import io.ganglion.broker.peer.PeerMessage.Replication;
 import io.ganglion.broker.peer.PeerProtocolException.Reason;
+import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
+import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.replication.EpochHistory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
@@ -129,6 +135,81 @@ class PeerCodecTest {
                 .isEqualTo(("00000037 17 0001 2f 0006 6f7264657273 0000000000000032 00000002 00000002 0405"
                                 + " 00000001 06 00000002 0000000000000002 0000000000000003")
                         .replace(" ", ""));
+    }
+
+    @Test
+    void shouldEncodeReplicationOfRecordsByteExactly() {
+        assertThat(hexOf(encodeOnChannel(PeerMessages.REPLICATE)))
+                .isEqualTo(("00000072 18 0001 2f 0006 6f7264657273 01 0000000000000003 ffffffffffffffff 00000003"
+                                + " 01 0000000000000003 0000000000000064"
+                                + " 02 0000000000000003 0000000000000065 0000000000000007 000000000000002a 00000002 0102"
+                                + " 03 0000000000000003 0000000000000066 0000000000000065")
+                        .replace(" ", ""));
+    }
+
+    @Test
+    void shouldEncodeReplicationOfASnapshotByteExactly() {
+        Replication snapshot = new Replication(
+                PeerMessages.Q,
+                new io.ganglion.replication.PeerMessage.Snapshot(Epoch.of(3), 50, EpochHistory.of(1, 0, 3, 40)));
+
+        assertThat(hexOf(encodeOnChannel(snapshot)))
+                .isEqualTo(("00000041 18 0001 2f 0006 6f7264657273 05 0000000000000003 0000000000000032 00000002"
+                                + " 0000000000000001 0000000000000000 0000000000000003 0000000000000028")
+                        .replace(" ", ""));
+    }
+
+    @Test
+    void shouldEncodeRecoveryCommandsByteExactly() {
+        RecoveryCommand seal =
+                new RecoveryCommand(new RecoveryRequest.Seal(PeerMessages.Q, Epoch.of(3), PeerMessages.N2));
+        RecoveryCommand install = new RecoveryCommand(new RecoveryRequest.Install(
+                PeerMessages.Q,
+                Epoch.of(4),
+                PeerMessages.N2,
+                LogPosition.of(3, 101),
+                List.of(PeerMessages.N1, PeerMessages.N2)));
+
+        assertThat(hexOf(encodeOnChannel(seal)))
+                .isEqualTo("00000021 19 01 0001 2f 0006 6f7264657273 0000000000000003 000a 67616e676c696f6e2d32"
+                        .replace(" ", ""));
+        assertThat(hexOf(encodeOnChannel(install)))
+                .isEqualTo(("0000004d 19 02 0001 2f 0006 6f7264657273 0000000000000004 000a 67616e676c696f6e2d32"
+                                + " 0000000000000003 0000000000000065 00000002 000a 67616e676c696f6e2d31"
+                                + " 000a 67616e676c696f6e2d32")
+                        .replace(" ", ""));
+    }
+
+    static Stream<PeerMessage> replicationAndRecoverySamples() {
+        return Stream.concat(PeerMessages.replicationSamples().stream(), PeerMessages.recoverySamples().stream());
+    }
+
+    @ParameterizedTest
+    @MethodSource("replicationAndRecoverySamples")
+    void shouldRoundTripEveryKindOfReplicationAndRecoveryMessage(PeerMessage message) {
+        ByteBuf frame = encodeOnChannel(message);
+        assertThat(frame.readableBytes()).isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
+
+        channel.writeInbound(frame);
+
+        assertThat(readAll()).containsExactly(message);
+    }
+
+    @ParameterizedTest
+    @MethodSource("seeds")
+    void shouldRoundTripRandomReplicationMessagesOfEveryKind(long seed) {
+        PeerMessages gen = new PeerMessages(seed);
+        for (int i = 0; i < 20; i++) {
+            PeerMessage message = gen.next(21 + i % 2);
+            ByteBuf frame = encodeOnChannel(message);
+            assertThat(frame.readableBytes())
+                    .as("seed %d: size of %s", seed, message)
+                    .isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
+
+            channel.writeInbound(frame);
+
+            assertThat(readAll()).as("seed %d", seed).containsExactly(message);
+        }
     }
 
     @Test
@@ -341,6 +422,51 @@ class PeerCodecTest {
         // records: none; epochs: one
         assertRejected(
                 hex("00000024 17 0001 2f 0006 6f7264657273 0000000000000032 00000000 00000001 0000000000000002"),
+                Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectAnUnknownReplicationKind() {
+        assertRejected(
+                hex("00000021 18 0001 2f 0006 6f7264657273 09 0000000000000003 0000000000000032 00000000"),
+                Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectAnUnknownRecordKind() {
+        assertRejected(
+                hex("00000032 18 0001 2f 0006 6f7264657273 01 0000000000000003 ffffffffffffffff 00000001"
+                        + " 07 0000000000000003 0000000000000064"),
+                Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectANegativeEpochInAReplicationMessage() {
+        assertRejected(
+                hex("00000021 18 0001 2f 0006 6f7264657273 05 ffffffffffffffff 0000000000000032 00000000"),
+                Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectAnEpochHistoryOutOfOrder() {
+        // a snapshot whose history goes from epoch 3 back to epoch 1
+        assertRejected(
+                hex("00000041 18 0001 2f 0006 6f7264657273 05 0000000000000003 0000000000000032 00000002"
+                        + " 0000000000000003 0000000000000000 0000000000000001 0000000000000028"),
+                Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectAnUnknownRecoveryKindAndABlankSource() {
+        assertRejected(
+                hex("00000021 19 04 0001 2f 0006 6f7264657273 0000000000000003 000a 67616e676c696f6e2d32"),
+                Reason.MALFORMED);
+        channel.finishAndReleaseAll();
+        channel = new EmbeddedChannel(new PeerCodec());
+        // an install whose one source is the blank node id
+        assertRejected(
+                hex("00000037 19 02 0001 2f 0006 6f7264657273 0000000000000004 000a 67616e676c696f6e2d32"
+                        + " 0000000000000003 0000000000000065 00000001 0000"),
                 Reason.MALFORMED);
     }
 

@@ -10,14 +10,23 @@ import io.ganglion.broker.peer.PeerMessage.Hello;
 import io.ganglion.broker.peer.PeerMessage.InstallReply;
 import io.ganglion.broker.peer.PeerMessage.InstallRequest;
 import io.ganglion.broker.peer.PeerMessage.Progress;
+import io.ganglion.broker.peer.PeerMessage.RecoveryCommand;
+import io.ganglion.broker.peer.PeerMessage.Replication;
 import io.ganglion.broker.peer.PeerMessage.SealReply;
 import io.ganglion.broker.peer.PeerMessage.SealRequest;
+import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.replication.EpochHistory;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -63,7 +72,49 @@ final class PeerMessages {
                 new PeerMessage.CancelConsumer(77, 11),
                 new PeerMessage.ConsumerCancelled(11),
                 new PeerMessage.QueueCall(12, 77, 3, 0),
-                new PeerMessage.QueueReply(12, 0, "", 5, 1, 1234, false, new byte[] {7, 8}));
+                new PeerMessage.QueueReply(12, 0, "", 5, 1, 1234, false, new byte[] {7, 8}),
+                REPLICATE,
+                new RecoveryCommand(
+                        new RecoveryRequest.Install(Q, Epoch.of(4), N2, LogPosition.of(3, 101), List.of(N1, N2))));
+    }
+
+    /** A Replication frame of each kind of replication message, with fixed values. */
+    static final Replication REPLICATE = new Replication(
+            Q,
+            new io.ganglion.replication.PeerMessage.Replicate(
+                    Epoch.of(3),
+                    -1,
+                    List.of(
+                            new Record.EpochStart(Epoch.of(3), 100),
+                            new Record.Message(
+                                    Epoch.of(3), 101, new PublishId(7, 42), ByteBuffer.wrap(new byte[] {1, 2})),
+                            new Record.Settle(Epoch.of(3), 102, 101))));
+
+    static List<Replication> replicationSamples() {
+        EpochHistory history = EpochHistory.of(1, 0, 3, 100);
+        return List.of(
+                REPLICATE,
+                new Replication(
+                        Q,
+                        new io.ganglion.replication.PeerMessage.Progress(
+                                Epoch.of(3), new Incarnation(5), history, 102, 101, true)),
+                new Replication(
+                        Q,
+                        new io.ganglion.replication.PeerMessage.Fetch(
+                                Epoch.of(4), history, 102, LogPosition.of(3, 101))),
+                new Replication(
+                        Q,
+                        new io.ganglion.replication.PeerMessage.FetchReply(
+                                Epoch.of(4), 100, List.of(new Record.EpochStart(Epoch.of(3), 100)))),
+                new Replication(
+                        Q, new io.ganglion.replication.PeerMessage.Snapshot(Epoch.of(3), 50, EpochHistory.EMPTY)));
+    }
+
+    static List<RecoveryCommand> recoverySamples() {
+        return List.of(
+                new RecoveryCommand(new RecoveryRequest.Seal(Q, Epoch.of(3), N2)),
+                new RecoveryCommand(new RecoveryRequest.Install(Q, Epoch.of(4), N2, LogPosition.EMPTY, List.of())),
+                new RecoveryCommand(new RecoveryRequest.CatchUp(Q, Epoch.of(4), N2, N1)));
     }
 
     /** The frame {@code message} encodes to, in a new heap buffer. */
@@ -84,7 +135,7 @@ final class PeerMessages {
 
     /** A random message of a random type. */
     PeerMessage next() {
-        return next(random.nextInt(21));
+        return next(random.nextInt(23));
     }
 
     /** A random message of the {@code kind}-th type, in {@link #samples()} order. */
@@ -144,8 +195,81 @@ final class PeerMessages {
                         random.nextLong(),
                         random.nextBoolean(),
                         bytes());
+            case 21 -> new Replication(object(), replicationMessage());
+            case 22 -> new RecoveryCommand(recoveryRequest());
             default -> throw new IllegalArgumentException("no message kind " + kind);
         };
+    }
+
+    /** A random replication message of a random kind. */
+    io.ganglion.replication.PeerMessage replicationMessage() {
+        return switch (random.nextInt(5)) {
+            case 0 -> new io.ganglion.replication.PeerMessage.Replicate(epoch(), offsetOrNone(), records());
+            case 1 ->
+                new io.ganglion.replication.PeerMessage.Progress(
+                        epoch(), incarnation(), history(), offsetOrNone(), offsetOrNone(), random.nextBoolean());
+            case 2 -> new io.ganglion.replication.PeerMessage.Fetch(epoch(), history(), offsetOrNone(), position());
+            case 3 -> new io.ganglion.replication.PeerMessage.FetchReply(epoch(), offsetOrNone(), records());
+            default -> new io.ganglion.replication.PeerMessage.Snapshot(epoch(), random.nextLong(1 << 20), history());
+        };
+    }
+
+    private RecoveryRequest recoveryRequest() {
+        return switch (random.nextInt(3)) {
+            case 0 -> new RecoveryRequest.Seal(object(), epoch(), node());
+            case 1 -> {
+                List<NodeId> sources = new ArrayList<>();
+                for (int i = random.nextInt(4); i > 0; i--) {
+                    sources.add(node());
+                }
+                yield new RecoveryRequest.Install(object(), epoch(), node(), position(), sources);
+            }
+            default -> new RecoveryRequest.CatchUp(object(), epoch(), node(), node());
+        };
+    }
+
+    private Epoch epoch() {
+        return Epoch.of(random.nextLong(Long.MAX_VALUE));
+    }
+
+    private long offsetOrNone() {
+        return random.nextInt(5) == 0 ? -1 : random.nextLong(Long.MAX_VALUE);
+    }
+
+    private LogPosition position() {
+        return random.nextInt(5) == 0 ? LogPosition.EMPTY : new LogPosition(epoch(), random.nextLong(Long.MAX_VALUE));
+    }
+
+    private EpochHistory history() {
+        EpochHistory history = EpochHistory.EMPTY;
+        long epoch = 0;
+        long offset = -1;
+        for (int i = random.nextInt(5); i > 0; i--) {
+            epoch += 1 + random.nextInt(3);
+            offset += 1 + random.nextInt(1000);
+            history = history.append(Epoch.of(epoch), offset);
+        }
+        return history;
+    }
+
+    private List<Record> records() {
+        List<Record> records = new ArrayList<>();
+        long offset = random.nextLong(1L << 40);
+        Epoch epoch = epoch();
+        for (int i = random.nextInt(6); i > 0; i--, offset++) {
+            records.add(
+                    switch (random.nextInt(3)) {
+                        case 0 -> new Record.EpochStart(epoch, offset);
+                        case 1 ->
+                            new Record.Message(
+                                    epoch,
+                                    offset,
+                                    new PublishId(random.nextLong(), random.nextLong()),
+                                    ByteBuffer.wrap(bytes()));
+                        default -> new Record.Settle(epoch, offset, random.nextLong());
+                    });
+        }
+        return records;
     }
 
     int nextInt(int bound) {

@@ -1,0 +1,594 @@
+package io.ganglion.broker.replication;
+
+import io.ganglion.broker.Shard;
+import io.ganglion.broker.peer.PeerMessage.Replication;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.replication.EpochHistory;
+import io.ganglion.replication.PeerMessage;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
+import io.ganglion.replication.RecoveredLog;
+import io.ganglion.replication.Replica;
+import io.ganglion.replication.ReplicaEffect;
+import io.ganglion.replication.ReplicaEvent;
+import io.ganglion.storage.AppendOutcome;
+import io.ganglion.storage.DurabilityListener;
+import io.ganglion.storage.LogRecord;
+import io.ganglion.storage.ReplicaLog;
+import io.ganglion.storage.Storage;
+import io.ganglion.storage.StorageException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One replicated object on this broker: its {@link Replica} state machine on one {@link Shard}, over the object's
+ * {@link ReplicaLog}, executing the replica's effects with real IO.
+ *
+ * <pre>
+ *   queue layer ─publish/settle/assign─┐                 ┌─ Append, Truncate, PersistSeal, Discard, Reseed, ReadLog ─▶ ReplicaLog
+ *   peer frames ─receive──────────────▶│ shard: Replica ─┤─ Send ─▶ PeerSender (Replication frame)
+ *   controller ─recover───────────────▶│    onEvent      ├─ ReplySealed, ReplyInstalled ─▶ RecoveryReplySink
+ *   journal ─durable/seal forced──────▶┘                 └─ Confirm, Refuse, Deliverable ─▶ ReplicaListener
+ * </pre>
+ *
+ * <p>Effects map to storage as follows: {@code Append} to {@link ReplicaLog#appendAt} at the replica's own offsets
+ * (records encoded by {@link ReplicatedRecords}; {@link ReplicaLog#appendCopy} for a record at or below the sealed
+ * epoch, which only an install copies, since the replica streams and admits only above its seal), made durable by group commit and reported back as {@code
+ * AppendDurable} from the log's {@link DurabilityListener}; {@code Truncate(from)} to {@code truncateAfter(from - 1)};
+ * {@code Flush} to an {@code AppendDurable} of the log's durable offset (a truncate already waited for its force);
+ * {@code PersistSeal} to {@link ReplicaLog#seal}, whose forced completion becomes {@code SealPersisted}; {@code
+ * Discard} to {@code discardBefore}; {@code Reseed(start, history)} to {@code installSnapshot(start - 1, history,
+ * empty)} (everything below {@code start} was settled, so the snapshot holds nothing); {@code ReadLog} to reads
+ * answered by {@code LogRead}.
+ *
+ * <p>Implementation notes.
+ *
+ * <ul>
+ *   <li>Threads. Everything of the host happens on its shard thread: opening, every event, every effect, every
+ *       listener and sink callback. The public methods may be called from any thread (a Netty event loop, the
+ *       controller, another shard); each hands one task to the shard and returns. The only other thread is the store's
+ *       completion thread (or the journal writer), which runs the {@link DurabilityListener} and the seal and discard
+ *       futures: they only set {@code durableScheduled} (atomic) and hand a task to the shard. No locks.
+ *   <li>Fields. All but {@code durableScheduled}, {@code startRequested} and {@code opened} (thread-safe) belong to the
+ *       shard thread. {@code replica} and {@code log} are set by
+ *       the open task, which is the first task of the host on its shard, so every later task sees them.
+ *   <li>Order. Events are handled one at a time to completion: the effects of an event are executed in order before
+ *       the next event is looked at. An effect that answers synchronously (a log read, a flush) queues its answer in
+ *       {@code pending}, handled after the current effect list, never in the middle of it.
+ *   <li>Durability. {@code AppendDurable} carries the log's durable offset read on the shard at that moment, never an
+ *       offset a callback reported earlier: a truncate may have cut and rewritten the offsets since, and the log's
+ *       durable offset is exact on the shard thread (a truncate waits for its force before it returns).
+ *   <li>Failure. A storage call that fails or refuses (an append refused, a read of a damaged log, a truncate or seal
+ *       whose journal failed) leaves the replica's picture of the log wrong, so the host stops for good: the rest of
+ *       that effect list is dropped (no confirm after a failed append), every outstanding publish is refused, the
+ *       listener hears {@link ReplicaListener#failed}, later publishes are refused and other events dropped. Storage
+ *       failures therefore surface as refusals, never as confirms. A new host opened from disk goes on from what is
+ *       durable. A {@code BACKLOG} refusal (the segment writer far behind) is treated the same way for now.
+ *   <li>Outstanding publishes. The host remembers every publish handed to the replica until it is confirmed or
+ *       refused. The replica forgets them silently when it loses the owner role (their outcome is unknown there); the
+ *       host then refuses them, so the queue layer re-sends them to the new owner.
+ * </ul>
+ */
+public final class ReplicaHost {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaHost.class);
+    private static final int READ_BYTES = 1 << 20;
+    /**
+     * Payload bytes one {@code ReadLog} answers with at most (at least one record): its records go out in one frame,
+     * which must stay below the peer link's max frame length (16 MiB by default). The replica asks again from where
+     * the answer ended (feeding resumes on progress, an install asks its source again).
+     */
+    static final long READ_LIMIT_BYTES = 4L << 20;
+
+    private static final ByteBuffer NO_SNAPSHOT_DATA = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    /** What the host shows of its replica, for operators and tests. */
+    public record Status(
+            Optional<Epoch> owning,
+            Optional<Epoch> following,
+            long commit,
+            long start,
+            long end,
+            long durable,
+            Epoch sealedEpoch,
+            boolean failed) {}
+
+    private final ObjectId object;
+    private final long storageId;
+    private final Shard shard;
+    private final Storage storage;
+    private final ReplicationContext context;
+    private final PeerSender sender;
+    private final RecoveryReplySink replies;
+    private final ReplicaListener listener;
+    /** Set by the durability listener when it handed the shard a task to report durability; cleared by that task. */
+    private final AtomicBoolean durableScheduled = new AtomicBoolean();
+
+    private final AtomicBoolean startRequested = new AtomicBoolean();
+    /** Completed by the open task on the shard. */
+    private final CompletableFuture<Void> opened = new CompletableFuture<>();
+
+    // shard thread only
+    private ReplicaLog log;
+    private Replica replica;
+    private final ArrayDeque<ReplicaEvent> pending = new ArrayDeque<>();
+    private final LinkedHashSet<PublishId> outstanding = new LinkedHashSet<>();
+    private boolean handling;
+    private boolean closed;
+    private Throwable failure;
+
+    /**
+     * A host of {@code object}, whose log is {@code storageId} in {@code storage}. Nothing happens until {@link
+     * #start()}; the log is opened on the shard, never by the constructor.
+     *
+     * @param sender where the replica's messages to its peers go, as {@link Replication} frames
+     * @param replies where answers to the controller's recovery requests go
+     * @param listener the queue layer's ear: confirms, refusals, deliverable offsets, failure
+     */
+    public ReplicaHost(
+            ObjectId object,
+            long storageId,
+            Shard shard,
+            Storage storage,
+            ReplicationContext context,
+            PeerSender sender,
+            RecoveryReplySink replies,
+            ReplicaListener listener) {
+        this.object = Objects.requireNonNull(object, "object");
+        this.storageId = storageId;
+        this.shard = Objects.requireNonNull(shard, "shard");
+        this.storage = Objects.requireNonNull(storage, "storage");
+        this.context = Objects.requireNonNull(context, "context");
+        this.sender = Objects.requireNonNull(sender, "sender");
+        this.replies = Objects.requireNonNull(replies, "replies");
+        this.listener = Objects.requireNonNull(listener, "listener");
+    }
+
+    public ObjectId object() {
+        return object;
+    }
+
+    public Shard shard() {
+        return shard;
+    }
+
+    // ---------------------------------------------------------------------------------------------------- lifecycle
+
+    /**
+     * Opens the log on the shard, rebuilds the replica from what storage recovered and starts ticking. Any thread;
+     * idempotent: a second call returns the same future (the {@link ReplicationRouter} starts the hosts it creates).
+     * Events delivered before the open are queued behind it on the shard.
+     *
+     * @return completes once the replica runs, exceptionally if the log could not be opened (the host is then failed)
+     */
+    public CompletableFuture<Void> start() {
+        if (startRequested.compareAndSet(false, true)) {
+            onShard(() -> {
+                if (closed) {
+                    opened.completeExceptionally(new IllegalStateException("host of " + object + " closed"));
+                    return;
+                }
+                try {
+                    open();
+                    opened.complete(null);
+                    shard.schedule(this::tick, context.tickMs());
+                } catch (IOException | RuntimeException e) {
+                    fail(e);
+                    opened.completeExceptionally(e);
+                }
+            });
+        }
+        return opened;
+    }
+
+    /** On the shard: the log as storage recovered it, cut back to its durable offset, and the replica over it. */
+    private void open() throws IOException {
+        log = storage.replica(storageId);
+        if (log.failed() || log.durableOffset() < log.lastOffset()) {
+            // records never reported durable (this process appended them before a failure): never counted, drop them
+            log.truncateAfter(log.durableOffset());
+        }
+        Map<PublishId, Long> published = new HashMap<>();
+        long next = log.startOffset();
+        while (next <= log.lastOffset()) {
+            List<LogRecord> records = log.read(next, READ_BYTES);
+            if (records.isEmpty()) {
+                break;
+            }
+            for (LogRecord stored : records) {
+                if (ReplicatedRecords.decode(stored) instanceof Record.Message message) {
+                    published.put(message.id(), message.offset());
+                }
+                next = stored.offset() + 1;
+            }
+        }
+        RecoveredLog recovered = new RecoveredLog(
+                log.startOffset(),
+                log.lastOffset(),
+                history(log.epochHistory()),
+                Epoch.of(Math.max(0, log.sealedEpoch())),
+                published);
+        replica = Replica.start(object, context.self(), context.incarnation(), context.config(), recovered);
+        log.durabilityListener(new Durability());
+        LOG.info(
+                "event=replica_opened object={} node={} start={} end={} history={} sealed_epoch={}",
+                object,
+                context.self(),
+                recovered.start(),
+                recovered.end(),
+                recovered.history(),
+                recovered.sealedEpoch());
+    }
+
+    /**
+     * Stops the host: no more ticks, later events dropped, outstanding publishes refused ("closed"). The log stays
+     * open in its storage. Any thread.
+     *
+     * @return completes on the shard once the host stopped
+     */
+    public CompletableFuture<Void> close() {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        onShard(() -> {
+            if (!closed) {
+                closed = true;
+                if (log != null) {
+                    log.durabilityListener(null);
+                }
+                refuseOutstanding("replica host closed");
+            }
+            done.complete(null);
+        });
+        return done;
+    }
+
+    // ---------------------------------------------------------------------------------------------------- events in
+
+    /**
+     * Hands an event to the replica on the shard: an assignment change ({@code Assigned}, {@code Unassigned}), a
+     * publish, a settle, the settled low-water mark, or a recovery request. Any thread.
+     *
+     * @throws IllegalArgumentException for the events only the host itself produces: {@code AppendDurable}, {@code
+     *     SealPersisted}, {@code LogRead} and {@code Tick}
+     */
+    public void deliver(ReplicaEvent event) {
+        Objects.requireNonNull(event, "event");
+        switch (event) {
+            case ReplicaEvent.AppendDurable e -> throw ownEvent(e);
+            case ReplicaEvent.SealPersisted e -> throw ownEvent(e);
+            case ReplicaEvent.LogRead e -> throw ownEvent(e);
+            case ReplicaEvent.Tick e -> throw ownEvent(e);
+            default -> onShard(() -> handle(event));
+        }
+    }
+
+    /** A replication message from the replica of this object on {@code from}. Any thread (a Netty event loop). */
+    public void receive(NodeId from, PeerMessage message) {
+        deliver(new ReplicaEvent.Received(from, message));
+    }
+
+    /** A recovery request of {@code controller} for this replica. Any thread. */
+    public void recover(NodeId controller, RecoveryRequest request) {
+        if (!request.object().equals(object)) {
+            throw new IllegalArgumentException("a request for " + request.object() + " to the host of " + object);
+        }
+        deliver(
+                switch (request) {
+                    case RecoveryRequest.Seal seal -> new ReplicaEvent.SealRequested(controller, seal.epoch());
+                    case RecoveryRequest.Install install ->
+                        new ReplicaEvent.InstallRequested(
+                                controller, install.epoch(), install.point(), install.sources());
+                    case RecoveryRequest.CatchUp catchUp ->
+                        new ReplicaEvent.CatchUpRequested(controller, catchUp.epoch(), catchUp.owner());
+                });
+    }
+
+    /** What the replica looks like now, read on the shard. Any thread. */
+    public CompletableFuture<Status> status() {
+        CompletableFuture<Status> status = new CompletableFuture<>();
+        onShard(() -> {
+            if (replica == null) {
+                status.complete(
+                        new Status(Optional.empty(), Optional.empty(), -1, 0, -1, -1, Epoch.NONE, failure != null));
+                return;
+            }
+            status.complete(new Status(
+                    replica.owning(),
+                    replica.following(),
+                    replica.commitOffset(),
+                    replica.start(),
+                    replica.end(),
+                    replica.durable(),
+                    replica.sealedEpoch(),
+                    failure != null));
+        });
+        return status;
+    }
+
+    private void tick() {
+        // on the shard
+        if (closed || failure != null) {
+            return;
+        }
+        handle(new ReplicaEvent.Tick());
+        try {
+            shard.schedule(this::tick, context.tickMs());
+        } catch (RejectedExecutionException e) {
+            LOG.debug("event=replica_tick_stopped object={} reason=shard_closed", object);
+        }
+    }
+
+    private void onShard(Runnable task) {
+        try {
+            shard.execute(task);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("event=replica_task_dropped object={} reason=shard_closed", object);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- the loop
+
+    /** Handles {@code event} and whatever its effects answer synchronously, each to completion. On the shard. */
+    private void handle(ReplicaEvent event) {
+        pending.addLast(event);
+        if (handling) {
+            return; // an effect answered: handled once the current effect list is done
+        }
+        handling = true;
+        try {
+            for (ReplicaEvent next = pending.pollFirst(); next != null; next = pending.pollFirst()) {
+                handleOne(next);
+            }
+        } finally {
+            handling = false;
+        }
+    }
+
+    private void handleOne(ReplicaEvent event) {
+        if (closed || failure != null || replica == null) {
+            if (event instanceof ReplicaEvent.PublishAdmitted publish) {
+                listener.refused(publish.id(), closed || replica == null ? "replica host closed" : failureReason());
+            }
+            return;
+        }
+        if (event instanceof ReplicaEvent.PublishAdmitted publish) {
+            outstanding.add(publish.id());
+        }
+        Optional<Epoch> ownedBefore = replica.ownedEpoch();
+        List<ReplicaEffect> effects = replica.onEvent(event, context.clockMs().getAsLong());
+        for (ReplicaEffect effect : effects) {
+            execute(effect);
+            if (failure != null) {
+                return; // the replica's picture of the log is wrong now: nothing after a failed effect
+            }
+        }
+        if (ownedBefore.isPresent() && !ownedBefore.equals(replica.ownedEpoch())) {
+            refuseOutstanding("owner of epoch " + ownedBefore.get() + " no longer");
+        }
+    }
+
+    private void execute(ReplicaEffect effect) {
+        try {
+            switch (effect) {
+                case ReplicaEffect.Append append -> append(append.records());
+                case ReplicaEffect.Truncate truncate -> log.truncateAfter(truncate.from() - 1);
+                case ReplicaEffect.Flush flush -> pending.addLast(new ReplicaEvent.AppendDurable(log.durableOffset()));
+                case ReplicaEffect.PersistSeal seal -> persistSeal(seal.epoch());
+                case ReplicaEffect.Discard discard -> discard(discard.below());
+                case ReplicaEffect.Reseed reseed ->
+                    log.installSnapshot(reseed.start() - 1, storageHistory(reseed.history()), NO_SNAPSHOT_DATA);
+                case ReplicaEffect.ReadLog read ->
+                    pending.addLast(
+                            new ReplicaEvent.LogRead(read.purpose(), read.peer(), read(read.from(), read.to())));
+                case ReplicaEffect.Send send -> send(send.to(), send.message());
+                case ReplicaEffect.ReplySealed sealed ->
+                    replies.sealed(sealed.controller(), object, sealed.epoch(), sealed.reply());
+                case ReplicaEffect.ReplyInstalled installed ->
+                    replies.installed(installed.controller(), object, installed.epoch(), context.self());
+                case ReplicaEffect.Confirm confirm -> {
+                    outstanding.remove(confirm.id());
+                    listener.confirmed(confirm.id(), confirm.offset());
+                }
+                case ReplicaEffect.Refuse refuse -> {
+                    outstanding.remove(refuse.id());
+                    listener.refused(refuse.id(), refuse.reason());
+                }
+                case ReplicaEffect.Deliverable deliverable ->
+                    listener.deliverable(deliverable.epoch(), deliverable.upTo());
+            }
+        } catch (IOException | RuntimeException e) {
+            fail(e);
+        }
+    }
+
+    private void append(List<Record> records) throws StorageException {
+        long now = context.clockMs().getAsLong();
+        for (Record record : records) {
+            long epoch = record.epoch().value();
+            // the replica streams and admits only above its fence, which is the log's sealed epoch: a record at or
+            // below it is an install copying the sealed epochs up to the recovery point
+            AppendOutcome outcome = epoch <= log.sealedEpoch()
+                    ? log.appendCopy(
+                            record.offset(),
+                            epoch,
+                            ReplicatedRecords.type(record),
+                            now,
+                            ReplicatedRecords.payload(record))
+                    : log.appendAt(
+                            record.offset(),
+                            epoch,
+                            ReplicatedRecords.type(record),
+                            now,
+                            ReplicatedRecords.payload(record));
+            switch (outcome) {
+                case AppendOutcome.Appended appended -> {}
+                case AppendOutcome.Rejected rejected ->
+                    throw new StorageException("append of " + record.offset() + " refused: " + rejected.reason());
+                case AppendOutcome.Failed failed ->
+                    throw new StorageException("append of " + record.offset() + " failed", failed.cause());
+            }
+        }
+    }
+
+    private void persistSeal(Epoch epoch) {
+        log.seal(epoch.value())
+                .whenComplete((result, error) -> onShard(() -> {
+                    if (error != null) {
+                        fail(error);
+                        return;
+                    }
+                    // the seal's force made everything before it durable: tell the replica first, so it replies with it
+                    handle(new ReplicaEvent.AppendDurable(log.durableOffset()));
+                    handle(new ReplicaEvent.SealPersisted(epoch));
+                }));
+    }
+
+    private void discard(long below) {
+        log.discardBefore(below).whenComplete((start, error) -> {
+            if (error != null) {
+                // nothing lost: the segments stay until the next discard; the replica reads only above its start
+                LOG.warn("event=replica_discard_failed object={} below={} cause={}", object, below, error.toString());
+            }
+        });
+    }
+
+    /**
+     * Records {@code from..to}; fewer when the log no longer holds them (discarded meanwhile) or past {@link
+     * #READ_LIMIT_BYTES}: the replica copes with both.
+     */
+    private List<Record> read(long from, long to) throws IOException {
+        List<Record> records = new ArrayList<>();
+        if (from < log.startOffset()) {
+            return records;
+        }
+        long next = from;
+        long bytes = 0;
+        while (next <= to) {
+            List<LogRecord> batch = log.read(next, READ_BYTES);
+            if (batch.isEmpty()) {
+                break;
+            }
+            for (LogRecord stored : batch) {
+                bytes += stored.payload().remaining();
+                if (stored.offset() > to || (bytes > READ_LIMIT_BYTES && !records.isEmpty())) {
+                    return records;
+                }
+                records.add(ReplicatedRecords.decode(stored));
+                next = stored.offset() + 1;
+            }
+        }
+        return records;
+    }
+
+    private void send(NodeId to, PeerMessage message) {
+        try {
+            if (!sender.send(to, new Replication(object, message))) {
+                LOG.debug("event=replication_send_dropped object={} to={} reason=no_link", object, to);
+            }
+        } catch (IllegalArgumentException e) {
+            // too large for a frame (reads are bounded by READ_LIMIT_BYTES, so only a record near the frame limit):
+            // the message is lost, as on a link that went down; the state machine's timers try again
+            LOG.warn("event=replication_send_refused object={} to={} cause={}", object, to, e.getMessage());
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- failure
+
+    private void fail(Throwable cause) {
+        // on the shard
+        if (failure != null || closed) {
+            return;
+        }
+        failure = cause;
+        pending.clear();
+        LOG.error("event=replica_storage_failed object={} node={} cause={}", object, context.self(), cause.toString());
+        refuseOutstanding(failureReason());
+        listener.failed(cause);
+    }
+
+    private String failureReason() {
+        return "storage failed: " + failure;
+    }
+
+    private void refuseOutstanding(String reason) {
+        if (outstanding.isEmpty()) {
+            return;
+        }
+        List<PublishId> refused = new ArrayList<>(outstanding);
+        outstanding.clear();
+        for (PublishId id : refused) {
+            listener.refused(id, reason);
+        }
+    }
+
+    /** Hears the journal: once per batch holding records of this log, on the store's completion thread. */
+    private final class Durability implements DurabilityListener {
+        @Override
+        public void durable(long offset) {
+            if (durableScheduled.compareAndSet(false, true)) {
+                onShard(ReplicaHost.this::reportDurable);
+            }
+        }
+
+        @Override
+        public void failed(StorageException cause) {
+            onShard(() -> fail(cause));
+        }
+    }
+
+    private void reportDurable() {
+        // on the shard
+        durableScheduled.set(false);
+        if (log != null) {
+            handle(new ReplicaEvent.AppendDurable(log.durableOffset()));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------- histories
+
+    /** Storage's history as the replica's. Two epochs starting at one offset (never written so): the later one wins. */
+    static EpochHistory history(io.ganglion.storage.EpochHistory stored) {
+        EpochHistory history = EpochHistory.EMPTY;
+        List<io.ganglion.storage.EpochHistory.Entry> entries = stored.entries();
+        for (int i = 0; i < entries.size(); i++) {
+            io.ganglion.storage.EpochHistory.Entry entry = entries.get(i);
+            boolean shadowed = i + 1 < entries.size() && entries.get(i + 1).firstOffset() == entry.firstOffset();
+            if (!shadowed) {
+                history = history.append(Epoch.of(entry.epoch()), entry.firstOffset());
+            }
+        }
+        return history;
+    }
+
+    static io.ganglion.storage.EpochHistory storageHistory(EpochHistory history) {
+        List<io.ganglion.storage.EpochHistory.Entry> entries = new ArrayList<>();
+        for (long[] entry : history.entries()) {
+            entries.add(new io.ganglion.storage.EpochHistory.Entry(entry[0], entry[1]));
+        }
+        return io.ganglion.storage.EpochHistory.of(entries);
+    }
+
+    private static IllegalArgumentException ownEvent(ReplicaEvent event) {
+        return new IllegalArgumentException(
+                event.getClass().getSimpleName() + " comes from the host's own storage and timer, not from outside");
+    }
+
+    @Override
+    public String toString() {
+        return "ReplicaHost{" + object + "@" + context.self() + " shard=" + shard.index() + "}";
+    }
+}

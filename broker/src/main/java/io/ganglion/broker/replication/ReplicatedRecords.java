@@ -1,0 +1,99 @@
+package io.ganglion.broker.replication;
+
+import io.ganglion.coordination.Epoch;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
+import io.ganglion.storage.LogRecord;
+import io.ganglion.storage.RecordType;
+import io.ganglion.storage.StorageException;
+import java.nio.ByteBuffer;
+
+/**
+ * How a replicated object's {@link Record}s sit in its storage log. Storage knows two log record types; the epoch and
+ * offset are storage's own header fields, so a record's payload holds only what is left:
+ *
+ * <pre>
+ *   EpochStart  storage EPOCH_START, empty payload
+ *   Message     storage DATA, payload: u8 0x11 | i64 publisher | i64 sequence | body
+ *   Settle      storage DATA, payload: u8 0x12 | i64 settled offset
+ * </pre>
+ *
+ * The kind octets differ from the single-copy queue's own payloads ({@code MessageRecord}: 1 and 2), so neither reader
+ * can take the other's log for its own. The body is opaque here: the queue layer puts its message record in it.
+ */
+public final class ReplicatedRecords {
+    public static final byte MESSAGE = 0x11;
+    public static final byte SETTLE = 0x12;
+    /** Kind, publisher, sequence: what precedes a message's body. */
+    public static final int MESSAGE_HEADER_LENGTH = 1 + 2 * Long.BYTES;
+
+    public static final int SETTLE_LENGTH = 1 + Long.BYTES;
+
+    private static final ByteBuffer EMPTY = ByteBuffer.allocate(0).asReadOnlyBuffer();
+
+    private ReplicatedRecords() {}
+
+    /** The storage type of {@code record}. */
+    public static RecordType type(Record record) {
+        return record instanceof Record.EpochStart ? RecordType.EPOCH_START : RecordType.DATA;
+    }
+
+    /** The storage payload of {@code record}, in a new buffer (empty for an epoch start). */
+    public static ByteBuffer payload(Record record) {
+        return switch (record) {
+            case Record.EpochStart start -> EMPTY.duplicate();
+            case Record.Message message -> {
+                ByteBuffer body = message.body().duplicate();
+                ByteBuffer out = ByteBuffer.allocate(MESSAGE_HEADER_LENGTH + body.remaining());
+                out.put(MESSAGE)
+                        .putLong(message.id().publisher())
+                        .putLong(message.id().sequence());
+                out.put(body);
+                yield out.flip();
+            }
+            case Record.Settle settle ->
+                ByteBuffer.allocate(SETTLE_LENGTH)
+                        .put(SETTLE)
+                        .putLong(settle.settled())
+                        .flip();
+        };
+    }
+
+    /**
+     * The record a storage log record holds.
+     *
+     * @throws StorageException when the payload is not one of ours (another kind of log, or a bug): never guessed at
+     */
+    public static Record decode(LogRecord stored) throws StorageException {
+        if (stored.epoch() < 0) {
+            throw notOurs(stored, "negative epoch " + stored.epoch());
+        }
+        Epoch epoch = Epoch.of(stored.epoch());
+        if (stored.type() == RecordType.EPOCH_START) {
+            return new Record.EpochStart(epoch, stored.offset());
+        }
+        if (stored.type() != RecordType.DATA) {
+            throw notOurs(stored, "type " + stored.type());
+        }
+        ByteBuffer payload = stored.payload().duplicate();
+        if (!payload.hasRemaining()) {
+            throw notOurs(stored, "empty payload");
+        }
+        byte kind = payload.get();
+        if (kind == MESSAGE && payload.remaining() >= 2 * Long.BYTES) {
+            PublishId id = new PublishId(payload.getLong(), payload.getLong());
+            return new Record.Message(epoch, stored.offset(), id, payload.slice());
+        }
+        if (kind == SETTLE && payload.remaining() == Long.BYTES) {
+            return new Record.Settle(epoch, stored.offset(), payload.getLong());
+        }
+        throw notOurs(
+                stored,
+                "payload kind 0x" + Integer.toHexString(kind & 0xff) + " of "
+                        + stored.payload().remaining() + " octets");
+    }
+
+    private static StorageException notOurs(LogRecord stored, String what) {
+        return new StorageException("record " + stored.offset() + " is not a replicated record: " + what);
+    }
+}
