@@ -4,7 +4,6 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
-import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
@@ -48,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * moments ago, whose payloads stay in a small cache until their first delivery. The cache of all queues on a shard is
  * bounded ({@link Shard#RECENT_BUDGET_BYTES}), so a backlog costs offsets only.
  */
-final class QueueReplica implements QueueEffects, QueueHandle {
+final class QueueReplica implements QueueEffects, LocalQueue {
     private static final Logger LOG = LoggerFactory.getLogger(QueueReplica.class);
     private static final long EPOCH = 1;
     /** Settlements wait at most this long, or until this many gather, before one settle record is written. */
@@ -102,6 +101,11 @@ final class QueueReplica implements QueueEffects, QueueHandle {
         return def.name();
     }
 
+    @Override
+    public Shard shard() {
+        return shard;
+    }
+
     void onAutoDelete(Runnable action) {
         this.autoDelete = action;
     }
@@ -143,16 +147,19 @@ final class QueueReplica implements QueueEffects, QueueHandle {
         }
     }
 
-    int readyCount() {
+    @Override
+    public int readyCount() {
         return machine.readyCount();
     }
 
-    int consumerCount() {
+    @Override
+    public int consumerCount() {
         return machine.consumerCount();
     }
 
     /** Appends a message; {@code done} completes once it is durable and enqueued. On the shard. */
-    void publish(ByteBuffer payload, CompletableFuture<Void> done) {
+    @Override
+    public void publish(ByteBuffer payload, CompletableFuture<Void> done) {
         if (closed) {
             done.completeExceptionally(deleted());
             return;
@@ -283,7 +290,9 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /** Adds a consumer. On the shard. */
-    void consume(ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink) {
+    @Override
+    public void consume(
+            ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink) {
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
@@ -304,7 +313,8 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /** Removes a consumer; an auto-delete queue that had one and has none left goes. On the shard. */
-    void cancel(ConsumerKey key) {
+    @Override
+    public void cancel(ConsumerKey key) {
         if (machine == null || !machine.cancel(key)) {
             return;
         }
@@ -315,7 +325,8 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /** {@code basic.get}. On the shard. */
-    Optional<Delivery> get(boolean noAck) {
+    @Override
+    public Optional<Delivery> get(boolean noAck) {
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
@@ -326,7 +337,8 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /** Acks, discards or requeues. On the shard. */
-    void settle(long[] offsets, io.ganglion.amqp.server.Settlement settlement) {
+    @Override
+    public void settle(long[] offsets, io.ganglion.amqp.server.Settlement settlement) {
         if (closed) {
             return;
         }
@@ -347,7 +359,8 @@ final class QueueReplica implements QueueEffects, QueueHandle {
     }
 
     /** Settles every ready message. On the shard. */
-    long purge() {
+    @Override
+    public long purge() {
         long purged = machine.purge(this);
         flushSettles();
         return purged;

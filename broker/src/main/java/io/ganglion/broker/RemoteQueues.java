@@ -77,7 +77,7 @@ final class RemoteQueues {
     static final int FLAG_IF_EMPTY = 2;
 
     private final NodeId self;
-    private final LongFunction<QueueReplica> localReplicas;
+    private final LongFunction<LocalQueue> localReplicas;
     private volatile PeerLink link;
 
     // client side
@@ -94,7 +94,7 @@ final class RemoteQueues {
 
     private record RemoteConsumer(RemoteHandle handle, String tag, DeliverySink sink) {}
 
-    RemoteQueues(NodeId self, LongFunction<QueueReplica> localReplicas) {
+    RemoteQueues(NodeId self, LongFunction<LocalQueue> localReplicas) {
         this.self = self;
         this.localReplicas = localReplicas;
     }
@@ -311,7 +311,7 @@ final class RemoteQueues {
     private void onHomeMessage(NodeId from, PeerMessage message) {
         switch (message) {
             case PublishToHome publish -> {
-                QueueReplica replica = localReplicas.apply(publish.queueId());
+                LocalQueue replica = localReplicas.apply(publish.queueId());
                 if (replica == null) {
                     send(from, new PublishToHomeOutcome(publish.sequence(), ReplyCode.NOT_FOUND.code(), "queue gone"));
                     return;
@@ -324,20 +324,20 @@ final class RemoteQueues {
                                 : new PublishToHomeOutcome(
                                         publish.sequence(), replyCode(failure), String.valueOf(failure.getMessage()))));
                 ByteBuffer payload = ByteBuffer.wrap(publish.message());
-                replica.shard.execute(() -> replica.publish(payload, done));
+                replica.shard().execute(() -> replica.publish(payload, done));
             }
             case Subscribe subscribe -> {
-                QueueReplica replica = localReplicas.apply(subscribe.queueId());
+                LocalQueue replica = localReplicas.apply(subscribe.queueId());
                 if (replica == null) {
                     send(from, notFound(subscribe.requestId()));
                     return;
                 }
-                replica.shard.execute(() -> subscribe(from, replica, subscribe));
+                replica.shard().execute(() -> subscribe(from, replica, subscribe));
             }
             case CancelConsumer cancel -> {
-                QueueReplica replica = localReplicas.apply(cancel.queueId());
+                LocalQueue replica = localReplicas.apply(cancel.queueId());
                 if (replica != null) {
-                    replica.shard.execute(() -> {
+                    replica.shard().execute(() -> {
                         ConsumerKey key =
                                 peerQueue(from, cancel.queueId()).consumers.remove(cancel.consumerId());
                         if (key != null) {
@@ -347,9 +347,9 @@ final class RemoteQueues {
                 }
             }
             case Settle settle -> {
-                QueueReplica replica = localReplicas.apply(settle.queueId());
+                LocalQueue replica = localReplicas.apply(settle.queueId());
                 if (replica != null) {
-                    replica.shard.execute(() -> {
+                    replica.shard().execute(() -> {
                         PeerQueue peerQueue = peerQueue(from, settle.queueId());
                         long[] offsets = settle.offsets().stream()
                                 .mapToLong(Long::longValue)
@@ -362,19 +362,19 @@ final class RemoteQueues {
                 }
             }
             case QueueCall call -> {
-                QueueReplica replica = localReplicas.apply(call.queueId());
+                LocalQueue replica = localReplicas.apply(call.queueId());
                 if (replica == null) {
                     send(from, notFound(call.requestId()));
                     return;
                 }
-                replica.shard.execute(() -> send(from, answer(from, replica, call)));
+                replica.shard().execute(() -> send(from, answer(from, replica, call)));
             }
             default -> onClientMessage(from, message);
         }
     }
 
     // on the replica's shard
-    private void subscribe(NodeId from, QueueReplica replica, Subscribe subscribe) {
+    private void subscribe(NodeId from, LocalQueue replica, Subscribe subscribe) {
         PeerQueue peerQueue = peerQueue(from, subscribe.queueId());
         // channel ids of remote consumers are negative and unique on this broker, so tags of different peers and
         // channels never collide
@@ -421,7 +421,7 @@ final class RemoteQueues {
     }
 
     // on the replica's shard
-    private QueueReply answer(NodeId from, QueueReplica replica, QueueCall call) {
+    private QueueReply answer(NodeId from, LocalQueue replica, QueueCall call) {
         try {
             return switch (call.op()) {
                 case OP_COUNTS -> ok(call, replica.readyCount(), replica.consumerCount());
@@ -524,9 +524,9 @@ final class RemoteQueues {
         Map<Long, PeerQueue> queues = served.remove(peer);
         if (queues != null) {
             queues.forEach((queueId, peerQueue) -> {
-                QueueReplica replica = localReplicas.apply(queueId);
+                LocalQueue replica = localReplicas.apply(queueId);
                 if (replica != null) {
-                    replica.shard.execute(() -> {
+                    replica.shard().execute(() -> {
                         peerQueue.consumers.values().forEach(replica::cancel);
                         long[] offsets = peerQueue.unsettled.stream()
                                 .mapToLong(Long::longValue)

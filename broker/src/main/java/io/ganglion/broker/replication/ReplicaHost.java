@@ -297,6 +297,39 @@ public final class ReplicaHost {
                 });
     }
 
+    /** The epoch this replica owns and admits publishes in, if any. On the shard. */
+    public Optional<Epoch> owningNow() {
+        return replica == null || failure != null ? Optional.empty() : replica.owning();
+    }
+
+    /**
+     * The records at offsets {@code from..to} (inclusive) of the object's log, decoded; fewer if the log holds fewer.
+     * For the queue layer, which keeps offsets and reads messages back when it delivers them. On the shard.
+     *
+     * @throws IOException if the log cannot be read or a record is damaged
+     */
+    public List<Record> readRecords(long from, long to) throws IOException {
+        List<Record> records = new ArrayList<>();
+        if (log == null) {
+            return records;
+        }
+        long next = Math.max(from, log.startOffset());
+        while (next <= to && next <= log.lastOffset()) {
+            List<LogRecord> stored = log.read(next, READ_BYTES);
+            if (stored.isEmpty()) {
+                break;
+            }
+            for (LogRecord record : stored) {
+                if (record.offset() > to) {
+                    return records;
+                }
+                records.add(ReplicatedRecords.decode(record));
+                next = record.offset() + 1;
+            }
+        }
+        return records;
+    }
+
     /** What the replica looks like now, read on the shard. Any thread. */
     public CompletableFuture<Status> status() {
         CompletableFuture<Status> status = new CompletableFuture<>();

@@ -1,0 +1,35 @@
+package io.ganglion.broker;
+
+import io.ganglion.amqp.server.Delivery;
+import io.ganglion.amqp.server.DeliverySink;
+import io.ganglion.amqp.server.QueueHandle;
+import io.ganglion.amqp.server.Settlement;
+import io.ganglion.queues.ConsumerKey;
+import java.nio.ByteBuffer;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A queue this broker serves itself: a single-copy {@link QueueReplica}, or the owner's side of a {@link
+ * ReplicatedQueue}. Every method but {@link #shard()} and {@link #name()} runs on {@link #shard()}.
+ */
+interface LocalQueue extends QueueHandle {
+    Shard shard();
+
+    /** Admits a publish; {@code done} completes once it is confirmed (durable as the queue's mode requires). */
+    void publish(ByteBuffer payload, CompletableFuture<Void> done);
+
+    void consume(ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink);
+
+    void cancel(ConsumerKey key);
+
+    Optional<Delivery> get(boolean noAck);
+
+    void settle(long[] offsets, Settlement settlement);
+
+    long purge();
+
+    int readyCount();
+
+    int consumerCount();
+}

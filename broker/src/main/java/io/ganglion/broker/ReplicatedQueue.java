@@ -1,0 +1,348 @@
+package io.ganglion.broker;
+
+import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.server.BrokerFailure;
+import io.ganglion.amqp.server.Delivery;
+import io.ganglion.amqp.server.DeliverySink;
+import io.ganglion.amqp.server.Settlement;
+import io.ganglion.broker.replication.ReplicaHost;
+import io.ganglion.broker.replication.ReplicaListener;
+import io.ganglion.coordination.Epoch;
+import io.ganglion.metadata.QueueDef;
+import io.ganglion.queues.ConsumeOutcome;
+import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.QueueEffects;
+import io.ganglion.queues.QueueMachine;
+import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
+import io.ganglion.replication.ReplicaEvent;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import org.agrona.collections.LongArrayList;
+import org.agrona.collections.LongHashSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The queue layer of a replicated queue on one broker: while this broker's replica owns the object's epoch, the queue
+ * ({@link QueueMachine}) over the committed part of the replicated log, fed by the {@link ReplicaHost}'s listener.
+ *
+ * <pre>
+ *   publish ── PublishAdmitted(id, epoch, message) ──> host ── W copies durable ──> confirmed(id) ── done
+ *                                                      host ── commit advanced ───> deliverable(upTo) ── enqueue
+ *   ack ───── QueueMachine ── settle(offset) ── SettleAdmitted(offset) ──> host (a settle record, replicated too)
+ * </pre>
+ *
+ * <p>Implementation notes. Everything runs on the host's shard (the host calls the listener there, and {@link
+ * LocalQueue} methods must be called there). The queue exists only while the replica owns an epoch: at the first
+ * {@code deliverable} of an owned epoch it is rebuilt from the log (every message not settled, all marked redelivered:
+ * an earlier owner may have delivered them), and its consumers are carried over; when the replica stops owning, the
+ * queue is dropped and its consumers are cancelled ({@code basic.cancel}), so clients resubscribe and reach the new
+ * owner. Only offsets up to the commit offset are enqueued, so nothing is delivered before it is durable on W copies.
+ * A publish is confirmed when the replica says it committed, and nacked when the replica refuses it (its outcome is
+ * then unknown: the owner may have moved).
+ */
+final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicatedQueue.class);
+
+    private record ConsumerEntry(String tag, DeliverySink sink, boolean noAck, boolean exclusive, int prefetch) {}
+
+    final String vhost;
+    final QueueDef def;
+    private final Shard shard;
+    private final long publisher;
+    private ReplicaHost host;
+
+    private QueueMachine machine;
+    private Epoch activeEpoch;
+    private long enqueuedUpTo = -1;
+    private long sequence;
+    private final Map<PublishId, CompletableFuture<Void>> pending = new HashMap<>();
+    private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
+    private boolean closed;
+
+    /**
+     * @param publisher this broker's publisher id for the publishes it admits here: unique across restarts (its
+     *     incarnation and node), since the log deduplicates by publisher and sequence
+     */
+    ReplicatedQueue(String vhost, QueueDef def, Shard shard, long publisher) {
+        this.vhost = vhost;
+        this.def = def;
+        this.shard = shard;
+        this.publisher = publisher;
+    }
+
+    void attach(ReplicaHost host) {
+        this.host = host;
+    }
+
+    ReplicaHost host() {
+        return host;
+    }
+
+    @Override
+    public String name() {
+        return def.name();
+    }
+
+    @Override
+    public Shard shard() {
+        return shard;
+    }
+
+    /** Whether this broker serves the queue now (its replica owns an epoch and the queue was rebuilt). On the shard. */
+    boolean active() {
+        return machine != null && !closed;
+    }
+
+    private BrokerFailure notHere() {
+        return new BrokerFailure(
+                ReplyCode.NOT_FOUND,
+                "queue '" + def.name() + "' in vhost '" + vhost + "' is not served here now (its owner is moving)");
+    }
+
+    // ---------------------------------------------------------------------------------------------- listener
+
+    @Override
+    public void confirmed(PublishId id, long offset) {
+        CompletableFuture<Void> done = pending.remove(id);
+        if (done != null) {
+            done.complete(null);
+        }
+    }
+
+    @Override
+    public void refused(PublishId id, String reason) {
+        CompletableFuture<Void> done = pending.remove(id);
+        if (done != null) {
+            done.completeExceptionally(new BrokerFailure(
+                    ReplyCode.INTERNAL_ERROR, "publish to queue '" + def.name() + "' not confirmed: " + reason));
+        }
+    }
+
+    @Override
+    public void deliverable(Epoch epoch, long upTo) {
+        if (closed) {
+            return;
+        }
+        Optional<Epoch> owning = host.owningNow();
+        if (owning.isEmpty() || !owning.get().equals(epoch)) {
+            return;
+        }
+        try {
+            if (!epoch.equals(activeEpoch)) {
+                rebuild(epoch, upTo);
+            } else if (upTo > enqueuedUpTo) {
+                for (Record record : host.readRecords(enqueuedUpTo + 1, upTo)) {
+                    if (record instanceof Record.Message message) {
+                        machine.enqueue(message.offset(), this);
+                    }
+                }
+                enqueuedUpTo = upTo;
+            }
+        } catch (IOException e) {
+            LOG.error("event=replicated_queue_read_failed queue={} epoch={}", def.name(), epoch, e);
+        }
+    }
+
+    @Override
+    public void failed(Throwable cause) {
+        LOG.error("event=replicated_queue_failed queue={}", def.name(), cause);
+        drop("its storage failed");
+    }
+
+    /** The replica no longer owns (a new assignment made it a follower, or it was unassigned). On the shard. */
+    void ownershipLost() {
+        if (machine != null) {
+            LOG.info("event=replicated_queue_inactive queue={} epoch={}", def.name(), activeEpoch);
+            drop("its owner moved");
+        }
+    }
+
+    private void drop(String why) {
+        machine = null;
+        activeEpoch = null;
+        enqueuedUpTo = -1;
+        for (ConsumerEntry entry : consumers.values()) {
+            entry.sink().cancelled(entry.tag());
+        }
+        consumers.clear();
+        pending.values()
+                .forEach(done -> done.completeExceptionally(
+                        new BrokerFailure(ReplyCode.INTERNAL_ERROR, "queue '" + def.name() + "': " + why)));
+        pending.clear();
+    }
+
+    private void rebuild(Epoch epoch, long upTo) throws IOException {
+        LongArrayList messages = new LongArrayList();
+        LongHashSet settled = new LongHashSet();
+        for (Record record : host.readRecords(0, upTo)) {
+            switch (record) {
+                case Record.Message message -> messages.addLong(message.offset());
+                case Record.Settle settle -> settled.add(settle.settled());
+                case Record.EpochStart start -> {}
+            }
+        }
+        LongArrayList unsettled = new LongArrayList();
+        for (int i = 0; i < messages.size(); i++) {
+            if (!settled.contains(messages.getLong(i))) {
+                unsettled.addLong(messages.getLong(i));
+            }
+        }
+        machine = QueueMachine.recovered(unsettled.toLongArray());
+        activeEpoch = epoch;
+        enqueuedUpTo = upTo;
+        LOG.info(
+                "event=replicated_queue_active queue={} epoch={} messages={} up_to={}",
+                def.name(),
+                epoch,
+                machine.readyCount(),
+                upTo);
+        // consumers kept from an earlier epoch of this owner subscribe again
+        Map<ConsumerKey, ConsumerEntry> carried = new LinkedHashMap<>(consumers);
+        consumers.clear();
+        carried.forEach((key, entry) -> {
+            consumers.put(key, entry);
+            machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), this);
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------- LocalQueue
+
+    @Override
+    public void publish(ByteBuffer payload, CompletableFuture<Void> done) {
+        Optional<Epoch> owning = host == null ? Optional.empty() : host.owningNow();
+        if (closed || owning.isEmpty()) {
+            done.completeExceptionally(notHere());
+            return;
+        }
+        PublishId id = new PublishId(publisher, ++sequence);
+        pending.put(id, done);
+        host.deliver(new ReplicaEvent.PublishAdmitted(id, owning.get(), payload));
+    }
+
+    @Override
+    public void consume(
+            ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink) {
+        if (!active()) {
+            throw notHere();
+        }
+        ConsumeOutcome outcome = machine.consume(key, prefetch, noAck, exclusive, this);
+        switch (outcome) {
+            case ADDED -> consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
+            case DUPLICATE_TAG ->
+                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+            case EXCLUSIVE_CONFLICT ->
+                throw new BrokerFailure(
+                        ReplyCode.ACCESS_REFUSED,
+                        "queue '" + def.name() + "' in vhost '" + vhost + "' in exclusive use");
+        }
+    }
+
+    @Override
+    public void cancel(ConsumerKey key) {
+        consumers.remove(key);
+        if (machine != null) {
+            machine.cancel(key);
+        }
+    }
+
+    @Override
+    public Optional<Delivery> get(boolean noAck) {
+        if (!active()) {
+            throw notHere();
+        }
+        return machine.get(noAck, this).map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount()));
+    }
+
+    @Override
+    public void settle(long[] offsets, Settlement settlement) {
+        if (machine == null) {
+            return; // a new owner redelivers them
+        }
+        switch (settlement) {
+            case ACK -> {
+                for (long offset : offsets) {
+                    machine.ack(offset, this);
+                }
+            }
+            case DISCARD -> {
+                for (long offset : offsets) {
+                    machine.reject(offset, false, this);
+                }
+            }
+            case REQUEUE -> machine.requeue(offsets, this);
+        }
+    }
+
+    @Override
+    public long purge() {
+        if (!active()) {
+            throw notHere();
+        }
+        return machine.purge(this);
+    }
+
+    @Override
+    public int readyCount() {
+        return machine == null ? 0 : machine.readyCount();
+    }
+
+    @Override
+    public int consumerCount() {
+        return machine == null ? 0 : machine.consumerCount();
+    }
+
+    /** The queue was deleted: consumers told, publishes failed. On the shard. */
+    void close() {
+        if (!closed) {
+            drop("it was deleted");
+            closed = true;
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- QueueEffects
+
+    @Override
+    public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
+        ConsumerEntry entry = consumers.get(consumer);
+        if (entry == null) {
+            return;
+        }
+        entry.sink().deliver(entry.tag(), read(offset, redelivered, 0));
+    }
+
+    @Override
+    public void settle(long offset) {
+        host.deliver(new ReplicaEvent.SettleAdmitted(offset));
+    }
+
+    private Delivery read(long offset, boolean redelivered, long messageCount) {
+        try {
+            List<Record> records = host.readRecords(offset, offset);
+            if (records.isEmpty() || !(records.get(0) instanceof Record.Message message)) {
+                throw new BrokerFailure(ReplyCode.INTERNAL_ERROR, "no message at offset " + offset);
+            }
+            MessageRecord.Message decoded = MessageRecord.decodeMessage(message.body());
+            return new Delivery(
+                    this,
+                    offset,
+                    redelivered,
+                    decoded.exchange(),
+                    decoded.routingKey(),
+                    decoded.properties(),
+                    Unpooled.wrappedBuffer(decoded.body()),
+                    messageCount);
+        } catch (IOException e) {
+            throw new BrokerFailure(
+                    ReplyCode.INTERNAL_ERROR, "cannot read message " + offset + ": " + e.getMessage(), e);
+        }
+    }
+}
