@@ -273,8 +273,8 @@ public final class Replica {
     }
 
     /**
-     * Whether the owner may hand messages to consumers at {@code nowMs} (its local clock): it owns an epoch ({@link
-     * #owning}), a new owner of a later epoch waited {@link ReplicationConfig#newOwnerDeliveryDelayMs} since it took
+     * Whether the owner of {@code epoch} may hand messages to consumers at {@code nowMs} (its local clock): it owns
+     * that epoch ({@link #owning}; a queue built in an earlier epoch never delivers again), a new owner of a later epoch waited {@link ReplicationConfig#newOwnerDeliveryDelayMs} since it took
      * the epoch, and it holds the owner lease ({@link #deliverUntilMs}). Confirms and {@link
      * ReplicaEffect.Deliverable} do not wait for it: a queue takes committed messages but hands none out while this is
      * false. Call it before every delivery; it turns true again as followers answer (after a {@link
@@ -286,8 +286,8 @@ public final class Replica {
      * this owner is sealed or one of the W - 1 followers that grant its lease is, and a sealed follower answers no
      * more; the lease lapses at most {@code ownerLeaseMs} after that seal, before the new owner's wait ends.
      */
-    public boolean mayDeliver(long nowMs) {
-        if (owning().isEmpty() || fence >= owner.epoch.value() || nowMs < owner.deliverFromMs) {
+    public boolean mayDeliver(Epoch epoch, long nowMs) {
+        if (!owning().equals(Optional.of(epoch)) || fence >= epoch.value() || nowMs < owner.deliverFromMs) {
             return false;
         }
         return nowMs < deliverUntilMs();

@@ -392,12 +392,12 @@ class ReplicaTest {
     // ---- the owner lease -----------------------------------------------------------------------------------------
 
     /** Ticks every 50 ms for {@code ms}, delivering what travels, and returns the times {@code node} could deliver. */
-    private static List<Long> tickAndWatch(Harness harness, long ms, String node) {
+    private static List<Long> tickAndWatch(Harness harness, long ms, String node, long epoch) {
         List<Long> could = new java.util.ArrayList<>();
         for (long t = 0; t < ms; t += 50) {
             harness.tick(50);
             harness.settle();
-            if (harness.node(node).replica.mayDeliver(harness.now)) {
+            if (harness.node(node).replica.mayDeliver(Epoch.of(epoch), harness.now)) {
                 could.add(harness.now);
             }
         }
@@ -408,20 +408,20 @@ class ReplicaTest {
     void shouldStopDeliveringWhenFollowersGoSilentForTheLeaseAndResumeWhenTheyAnswer() {
         Harness harness = threeCopies();
         Replica owner = harness.node("a").replica;
-        assertThat(owner.mayDeliver(harness.now))
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now))
                 .as("both followers answered epoch 1's start")
                 .isTrue();
 
         harness.down.add(NodeId.of("c"));
-        assertThat(tickAndWatch(harness, 1_000, "a"))
+        assertThat(tickAndWatch(harness, 1_000, "a", 1))
                 .as("one follower of W - 1 = 1 is enough")
                 .hasSize(20);
 
         harness.down.add(NodeId.of("b"));
         long silentFrom = harness.now;
-        List<Long> could = tickAndWatch(harness, 1_000, "a");
+        List<Long> could = tickAndWatch(harness, 1_000, "a", 1);
         assertThat(could).as("delivers a while, then never").isNotEmpty().allMatch(t -> t < silentFrom + 400);
-        assertThat(owner.mayDeliver(harness.now)).isFalse();
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isFalse();
         assertThat(owner.owning()).as("still owns: confirms need no lease").isPresent();
 
         harness.down.remove(NodeId.of("b"));
@@ -429,7 +429,7 @@ class ReplicaTest {
         harness.settle();
         harness.tick(50); // a renewal goes out at least every lease / 4 = 100 ms and b answers it at once
         harness.settle();
-        assertThat(owner.mayDeliver(harness.now)).isTrue();
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isTrue();
     }
 
     @Test
@@ -442,10 +442,10 @@ class ReplicaTest {
         // b and c still echo the stamp of time 0: the lease ran out at 400 and needs a fresh answer
         Replica owner = harness.node("a").replica;
         assertThat(owner.deliverUntilMs()).isEqualTo(400);
-        assertThat(owner.mayDeliver(harness.now)).isFalse();
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isFalse();
         harness.settle();
         assertThat(owner.deliverUntilMs()).isEqualTo(500 + 400);
-        assertThat(owner.mayDeliver(harness.now)).isTrue();
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isTrue();
     }
 
     @Test
@@ -455,10 +455,10 @@ class ReplicaTest {
         harness.settle();
         harness.down.add(NodeId.of("b"));
         harness.down.add(NodeId.of("c"));
-        assertThat(tickAndWatch(harness, 2_000, "a")).hasSize(40);
+        assertThat(tickAndWatch(harness, 2_000, "a", 1)).hasSize(40);
         assertThat(harness.node("a").replica.deliverUntilMs()).isEqualTo(Long.MAX_VALUE);
         harness.seal("a", 1);
-        assertThat(harness.node("a").replica.mayDeliver(harness.now))
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(1), harness.now))
                 .as("R = |E|: the owner itself is sealed")
                 .isFalse();
     }
@@ -496,10 +496,10 @@ class ReplicaTest {
                 node.on(new ReplicaEvent.Tick());
             }
             harness.settle();
-            if (harness.node("a").replica.mayDeliver(harness.now)) {
+            if (harness.node("a").replica.mayDeliver(Epoch.of(1), harness.now)) {
                 deposed.add(harness.now);
             }
-            if (harness.node("b").replica.mayDeliver(harness.now)) {
+            if (harness.node("b").replica.mayDeliver(Epoch.of(2), harness.now)) {
                 successor.add(harness.now);
             }
         }
@@ -522,7 +522,7 @@ class ReplicaTest {
         harness.assign(second, 2, Set.copyOf(second.members()));
         harness.settle();
         assertThat(harness.node("a").replica.owning()).contains(Epoch.of(2));
-        assertThat(harness.node("a").replica.mayDeliver(harness.now))
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(2), harness.now))
                 .as("the deposed owner of epoch 1 was this very process")
                 .isTrue();
     }
@@ -538,7 +538,8 @@ class ReplicaTest {
         harness.assign(second, 2, Set.copyOf(second.members()));
         harness.settle();
         long activatedAt = harness.now;
-        assertThat(harness.node("a").replica.mayDeliver(harness.now)).isFalse();
-        assertThat(tickAndWatch(harness, 1_000, "a")).first().isEqualTo(activatedAt + 500);
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(2), harness.now))
+                .isFalse();
+        assertThat(tickAndWatch(harness, 1_000, "a", 2)).first().isEqualTo(activatedAt + 500);
     }
 }
