@@ -91,6 +91,8 @@ public final class Replica {
     private final long ownableAbove;
     /** The last epoch this process took as owner (0: none): its successor need not wait out a deposed owner. */
     private long lastOwnedEpoch;
+    /** The delivery wait of {@link #lastOwnedEpoch}: its successor in this process keeps what is left of it. */
+    private long lastOwnedDeliverFromMs = Long.MIN_VALUE;
 
     private long start;
     private long end;
@@ -450,12 +452,17 @@ public final class Replica {
             }
             // With W >= 2 an owner of an earlier epoch that was not sealed itself may still hold its lease: wait it
             // out,
-            // unless that owner was this process (it owned the epoch just before, and taking this one ended that role).
-            boolean waitForDeposed =
-                    assigned.writeRequirement() >= 2 && epoch.value() > 1 && lastOwnedEpoch != epoch.value() - 1;
-            long deliverFrom = waitForDeposed ? nowMs + config.newOwnerDeliveryDelayMs() : nowMs;
+            // unless that owner was this process (it owned the epoch just before, and taking this one ended that role);
+            // then what is left of that epoch's own wait still applies, for the owners before it.
+            long deliverFrom = nowMs;
+            if (assigned.writeRequirement() >= 2 && epoch.value() > 1) {
+                deliverFrom = lastOwnedEpoch == epoch.value() - 1
+                        ? Math.max(nowMs, lastOwnedDeliverFromMs)
+                        : nowMs + config.newOwnerDeliveryDelayMs();
+            }
             owner = new OwnerRole(assigned, end + 1, deliverFrom);
             lastOwnedEpoch = epoch.value();
+            lastOwnedDeliverFromMs = deliverFrom;
             appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
         } else if (assignment.followers().contains(self)) {
             if (follower != null && follower.epoch.equals(epoch) && follower.owner.equals(assignment.owner())) {

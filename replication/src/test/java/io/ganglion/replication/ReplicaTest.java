@@ -528,6 +528,31 @@ class ReplicaTest {
     }
 
     @Test
+    void shouldKeepWhatIsLeftOfTheWaitOfTheEpochItOwnedBefore() {
+        Harness harness = threeCopies();
+        harness.seal("a", 1);
+        harness.seal("b", 1);
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        long secondAt = harness.now;
+        harness.tick(100);
+        harness.settle();
+        harness.install("b", 3, LogPosition.of(2, 1), "c");
+        harness.install("c", 3, LogPosition.of(2, 1), "b");
+        harness.settle();
+        Assignment third = new Assignment(Epoch.of(3), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(third, 2, Set.copyOf(third.members()));
+        harness.settle();
+        assertThat(harness.node("b").replica.owning()).contains(Epoch.of(3));
+        assertThat(tickAndWatch(harness, 1_000, "b", 3))
+                .as("the owner of epoch 1 may deliver until 500 ms after epoch 2 began")
+                .first()
+                .isEqualTo(secondAt + 500);
+    }
+
+    @Test
     void shouldWaitAfterARestartEvenWhenItOwnedTheEpochBefore() {
         Harness harness = threeCopies();
         harness.node("a").restart(9);
