@@ -36,6 +36,7 @@ public final class QueueMachine {
     private int nextInRing;
     private long redeliveredBelow = Long.MIN_VALUE;
     private boolean exclusiveConsumer;
+    private boolean deliveryHeld;
 
     private static final class ConsumerState {
         final int prefetch;
@@ -89,6 +90,27 @@ public final class QueueMachine {
 
     public boolean hasConsumer(ConsumerKey consumer) {
         return consumers.containsKey(consumer);
+    }
+
+    /**
+     * Hands nothing to consumers (and {@link #get} takes nothing) until {@link #resumeDelivery}: the owner does not
+     * hold its owner lease, or waits out a deposed owner's. Enqueues, acks, rejects, requeues and consumers are still
+     * taken; what becomes ready waits.
+     */
+    public void holdDelivery() {
+        deliveryHeld = true;
+    }
+
+    /** Ends {@link #holdDelivery}: ready messages go out to consumers with room at once. */
+    public void resumeDelivery(QueueEffects effects) {
+        if (deliveryHeld) {
+            deliveryHeld = false;
+            dispatch(effects);
+        }
+    }
+
+    public boolean deliveryHeld() {
+        return deliveryHeld;
     }
 
     /** A committed message is in the queue at {@code offset}; offsets only grow. */
@@ -146,7 +168,7 @@ public final class QueueMachine {
      * is unacknowledged until acked, rejected or returned.
      */
     public Optional<Taken> get(boolean noAck, QueueEffects effects) {
-        if (readyCount() == 0) {
+        if (readyCount() == 0 || deliveryHeld) {
             return Optional.empty();
         }
         long offset = takeReady();
@@ -240,7 +262,7 @@ public final class QueueMachine {
     }
 
     private void dispatch(QueueEffects effects) {
-        while (readyCount() > 0 && !ring.isEmpty()) {
+        while (!deliveryHeld && readyCount() > 0 && !ring.isEmpty()) {
             ConsumerKey chosen = nextWithCapacity();
             if (chosen == null) {
                 return;

@@ -41,6 +41,29 @@ class QueueMachineTest {
     }
 
     @Test
+    void shouldHandOutNothingWhileDeliveryIsHeld() {
+        enqueue(1, 2);
+        queue.consume(C1, 3, false, false, effects);
+        assertThat(effects.offsetsTo(C1)).containsExactly(1L, 2L);
+        queue.holdDelivery();
+        enqueue(3, 4);
+        queue.reject(1, true, effects);
+        queue.ack(2, effects);
+        assertThat(queue.get(false, effects)).isEmpty();
+        assertThat(effects.offsetsTo(C1)).as("held").containsExactly(1L, 2L);
+        assertThat(effects.settled).containsExactly(2L);
+        assertThat(queue.readyCount()).isEqualTo(3);
+
+        queue.resumeDelivery(effects);
+        assertThat(queue.deliveryHeld()).isFalse();
+        assertThat(effects.deliveries.subList(2, 5))
+                .containsExactly(
+                        new RecordingEffects.Delivery(C1, 1, true),
+                        new RecordingEffects.Delivery(C1, 3, false),
+                        new RecordingEffects.Delivery(C1, 4, false));
+    }
+
+    @Test
     void shouldRoundRobinBetweenConsumers() {
         queue.consume(C1, 0, false, false, effects);
         queue.consume(C2, 0, false, false, effects);

@@ -11,9 +11,12 @@ public sealed interface PeerMessage {
 
     /**
      * Owner to follower: records of the owner's log, in order. When {@code truncateFrom} is not negative the follower
-     * first drops its records from that offset on: they diverge from the owner's log.
+     * first drops its records from that offset on: they diverge from the owner's log. {@code sentMs} is the owner's
+     * clock when it sent this; the follower echoes the latest it received in its {@link Progress}, which renews the
+     * owner lease. A Replicate without records and without truncation is a lease renewal: the follower answers it at
+     * once.
      */
-    record Replicate(Epoch epoch, long truncateFrom, List<Record> records) implements PeerMessage {
+    record Replicate(Epoch epoch, long truncateFrom, List<Record> records, long sentMs) implements PeerMessage {
         public Replicate {
             Objects.requireNonNull(epoch, "epoch");
             records = List.copyOf(records);
@@ -22,9 +25,18 @@ public sealed interface PeerMessage {
 
     /**
      * Follower to owner: where its log ends, how far it is durable, and its epoch history, so the owner can find any
-     * divergence. {@code resync} asks the owner to feed it again from its end (it saw a gap).
+     * divergence. {@code resync} asks the owner to feed it again from its end (it saw a gap). {@code echoMs} is the
+     * highest {@link Replicate#sentMs} the follower received from this owner in this epoch ({@link Long#MIN_VALUE}:
+     * none); a sealed follower sends no Progress, so an echo always predates its seal.
      */
-    record Progress(Epoch epoch, Incarnation incarnation, EpochHistory history, long end, long durable, boolean resync)
+    record Progress(
+            Epoch epoch,
+            Incarnation incarnation,
+            EpochHistory history,
+            long end,
+            long durable,
+            boolean resync,
+            long echoMs)
             implements PeerMessage {
         public Progress {
             Objects.requireNonNull(epoch, "epoch");

@@ -89,6 +89,10 @@ public final class Replica {
     private final ReplicationConfig config;
     /** A replica rebuilt from a log never owns an epoch its log already held records of. */
     private final long ownableAbove;
+    /** The last epoch this process took as owner (0: none): its successor need not wait out a deposed owner. */
+    private long lastOwnedEpoch;
+    /** The delivery wait of {@link #lastOwnedEpoch}: its successor in this process keeps what is left of it. */
+    private long lastOwnedDeliverFromMs = Long.MIN_VALUE;
 
     private long start;
     private long end;
@@ -148,6 +152,11 @@ public final class Replica {
 
         long lastHeardMs = Long.MIN_VALUE;
         long lastSentMs = Long.MIN_VALUE;
+        /** When the owner last sent this follower a Replicate (with records or as a lease renewal). */
+        long lastStampMs = Long.MIN_VALUE;
+        /** The highest send time of ours the follower echoed: it grants the owner lease until echo + lease. */
+        long echoMs = Long.MIN_VALUE;
+
         boolean reading;
         /** {offset, bytes} streamed and not yet reported received. */
         final ArrayDeque<long[]> inflight = new ArrayDeque<>();
@@ -165,18 +174,22 @@ public final class Replica {
         final TreeMap<NodeId, Peer> peers = new TreeMap<>();
         final TreeMap<Long, PublishId> awaiting = new TreeMap<>();
         final long epochStart;
+        /** Before this local time the owner delivers nothing: a deposed owner's lease may not have lapsed. */
+        final long deliverFromMs;
+
         Set<NodeId> installed;
         long retentionProtectMs;
         boolean started;
         boolean sealed;
         long commit = -1;
 
-        OwnerRole(Assigned assigned, long epochStart) {
+        OwnerRole(Assigned assigned, long epochStart, long deliverFromMs) {
             this.epoch = assigned.assignment().epoch();
             this.writeRequirement = assigned.writeRequirement();
             this.installed = assigned.installed();
             this.retentionProtectMs = assigned.retentionProtectMs();
             this.epochStart = epochStart;
+            this.deliverFromMs = deliverFromMs;
             for (NodeId node : assigned.assignment().followers()) {
                 peers.put(node, new Peer(node));
             }
@@ -191,6 +204,8 @@ public final class Replica {
         final Epoch epoch;
         final NodeId owner;
         long lastProgressMs = Long.MIN_VALUE;
+        /** The highest owner send time received in this role, echoed in every Progress. */
+        long echoMs = Long.MIN_VALUE;
 
         FollowerRole(Epoch epoch, NodeId owner) {
             this.epoch = epoch;
@@ -257,6 +272,55 @@ public final class Replica {
     /** The epoch this replica owns and admits publishes under, if any. */
     public Optional<Epoch> owning() {
         return owner != null && owner.started && !owner.sealed ? Optional.of(owner.epoch) : Optional.empty();
+    }
+
+    /**
+     * Whether the owner of {@code epoch} may hand messages to consumers at {@code nowMs} (its local clock): it owns
+     * that epoch ({@link #owning}; a queue built in an earlier epoch never delivers again), a new owner of a later epoch waited {@link ReplicationConfig#newOwnerDeliveryDelayMs} since it took
+     * the epoch, and it holds the owner lease ({@link #deliverUntilMs}). Confirms and {@link
+     * ReplicaEffect.Deliverable} do not wait for it: a queue takes committed messages but hands none out while this is
+     * false. Call it before every delivery; it turns true again as followers answer (after a {@link
+     * ReplicaEvent.Received} or {@link ReplicaEvent.Tick}) or the wait ends.
+     *
+     * <p>Why: an owner cut off from the controller and not sealed itself keeps its epoch in its view, and its queue
+     * still holds committed messages the new owner delivers again (marked redelivered). The lease bounds how long it
+     * can go on: any W members of E meet any R sealed ones (W + R = |E| + 1), so once recovery holds R seals, either
+     * this owner is sealed or one of the W - 1 followers that grant its lease is, and a sealed follower answers no
+     * more; the lease lapses at most {@code ownerLeaseMs} after that seal, before the new owner's wait ends.
+     */
+    public boolean mayDeliver(Epoch epoch, long nowMs) {
+        if (!owning().equals(Optional.of(epoch)) || fence >= epoch.value() || nowMs < owner.deliverFromMs) {
+            return false;
+        }
+        return nowMs < deliverUntilMs();
+    }
+
+    /**
+     * The local time until which the owner lease holds on the answers received so far: {@link Long#MAX_VALUE} when W
+     * is 1 (recovery then seals every member of E, this owner included, so no lease is needed), {@link
+     * Long#MIN_VALUE} when not owning or fewer than W - 1 followers answered. It is the (W - 1)-th highest echoed send
+     * time plus {@link ReplicationConfig#ownerLeaseMs}; any follower of the assignment (a member of E) counts.
+     */
+    public long deliverUntilMs() {
+        if (owner == null) {
+            return Long.MIN_VALUE;
+        }
+        int needed = owner.writeRequirement - 1;
+        if (needed <= 0) {
+            return Long.MAX_VALUE;
+        }
+        long[] echoes = new long[owner.peers.size()];
+        int n = 0;
+        for (Peer peer : owner.peers.values()) {
+            if (peer.echoMs != Long.MIN_VALUE) {
+                echoes[n++] = peer.echoMs;
+            }
+        }
+        if (n < needed) {
+            return Long.MIN_VALUE;
+        }
+        Arrays.sort(echoes, 0, n);
+        return echoes[n - needed] + config.ownerLeaseMs();
     }
 
     /** The epoch this replica is the owner of, sealed or not, if any. */
@@ -386,7 +450,19 @@ public final class Replica {
             if (installing != null && !installing.epoch.isAfter(epoch)) {
                 installing = null; // activated: whatever the install did not copy, the owner never had
             }
-            owner = new OwnerRole(assigned, end + 1);
+            // With W >= 2 an owner of an earlier epoch that was not sealed itself may still hold its lease: wait it
+            // out,
+            // unless that owner was this process (it owned the epoch just before, and taking this one ended that role);
+            // then what is left of that epoch's own wait still applies, for the owners before it.
+            long deliverFrom = nowMs;
+            if (assigned.writeRequirement() >= 2 && epoch.value() > 1) {
+                deliverFrom = lastOwnedEpoch == epoch.value() - 1
+                        ? Math.max(nowMs, lastOwnedDeliverFromMs)
+                        : nowMs + config.newOwnerDeliveryDelayMs();
+            }
+            owner = new OwnerRole(assigned, end + 1, deliverFrom);
+            lastOwnedEpoch = epoch.value();
+            lastOwnedDeliverFromMs = deliverFrom;
             appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
         } else if (assignment.followers().contains(self)) {
             if (follower != null && follower.epoch.equals(epoch) && follower.owner.equals(assignment.owner())) {
@@ -479,9 +555,10 @@ public final class Replica {
     }
 
     private void sendRecords(Peer peer, List<Record> records, long nowMs) {
-        send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records));
+        send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records, nowMs));
         peer.truncateFrom = -1;
         peer.lastSentMs = nowMs;
+        peer.lastStampMs = nowMs;
         for (Record record : records) {
             peer.inflight.addLast(new long[] {record.offset(), record.size()});
             peer.inflightBytes += record.size();
@@ -523,6 +600,9 @@ public final class Replica {
             return;
         }
         peer.lastHeardMs = nowMs;
+        if (progress.echoMs() <= nowMs) {
+            peer.echoMs = Math.max(peer.echoMs, progress.echoMs());
+        }
         if (peer.incarnation != null && !peer.incarnation.equals(progress.incarnation())) {
             peer.suspended = true; // a restarted follower rejoins as a learner
             peer.synced = false;
@@ -583,6 +663,7 @@ public final class Replica {
         if (!owner.started) {
             return;
         }
+        renewLease(nowMs);
         long below = Math.min(lowWater, owner.commit + 1);
         for (Peer peer : owner.peers.values()) {
             if (peer.lastHeardMs != Long.MIN_VALUE && nowMs - peer.lastHeardMs <= owner.retentionProtectMs) {
@@ -595,11 +676,24 @@ public final class Replica {
         }
     }
 
+    /** Stamps a follower that heard nothing from us for a quarter of the lease: its answer renews the lease. */
+    private void renewLease(long nowMs) {
+        if (owner.sealed || owner.writeRequirement < 2) {
+            return;
+        }
+        for (Peer peer : owner.peers.values()) {
+            if (peer.lastStampMs == Long.MIN_VALUE || nowMs - peer.lastStampMs >= config.leaseRenewMs()) {
+                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs));
+                peer.lastStampMs = nowMs;
+            }
+        }
+    }
+
     // ---- follower ------------------------------------------------------------------------------------------------
 
     private void sendProgress(long nowMs, boolean resync) {
         follower.lastProgressMs = nowMs;
-        send(follower.owner, new Progress(follower.epoch, incarnation, history, end, durable, resync));
+        send(follower.owner, new Progress(follower.epoch, incarnation, history, end, durable, resync, follower.echoMs));
     }
 
     private void onReplicate(NodeId from, Replicate replicate, long nowMs) {
@@ -607,6 +701,11 @@ public final class Replica {
                 || !from.equals(follower.owner)
                 || !replicate.epoch().equals(follower.epoch)
                 || replicate.epoch().value() <= fence) {
+            return;
+        }
+        follower.echoMs = Math.max(follower.echoMs, replicate.sentMs());
+        if (replicate.records().isEmpty() && replicate.truncateFrom() < 0) {
+            sendProgress(nowMs, false); // a lease renewal: answer at once
             return;
         }
         boolean truncated = false;

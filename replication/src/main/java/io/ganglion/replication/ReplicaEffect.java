@@ -65,6 +65,9 @@ public sealed interface ReplicaEffect {
     /** The publish was not admitted; its sender re-sends it when the assignment changes. */
     record Refuse(PublishId id, String reason) implements ReplicaEffect {}
 
-    /** The commit offset of {@code epoch} advanced to {@code upTo}: records up to it may be delivered. */
+    /**
+     * The commit offset of {@code epoch} advanced to {@code upTo}: the queue may take records up to it, and hand them to
+     * consumers while {@link Replica#mayDeliver} holds.
+     */
     record Deliverable(Epoch epoch, long upTo) implements ReplicaEffect {}
 }

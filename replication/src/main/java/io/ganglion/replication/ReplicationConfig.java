@@ -13,6 +13,13 @@ package io.ganglion.replication;
  * @param learnerLag a suspended follower (it came back with a new incarnation) is counted again once its durable
  *     offset is within this many records of the owner's log end
  * @param installRetryMs an install waiting on a source this long asks the next source
+ * @param ownerLeaseMs the owner lease: with W >= 2 an owner hands messages to consumers only while W - 1 followers
+ *     answered a message it sent less than this long ago (by its own clock), and renews it every quarter of it. Must
+ *     stay well above the round trip to the followers and well below the recovery's own timings (seal, install,
+ *     activate take hundreds of ms at least); see {@link Replica#mayDeliver}
+ * @param leaseMarginMs a new owner of an epoch after the first waits {@code ownerLeaseMs + leaseMarginMs} after it
+ *     took the epoch before it delivers, so a deposed owner's lease has lapsed; the margin covers clocks running at
+ *     different rates on the two brokers (25 % of the lease by default)
  */
 public record ReplicationConfig(
         int windowRecords,
@@ -21,15 +28,52 @@ public record ReplicationConfig(
         long resendAfterMs,
         long progressEveryMs,
         long learnerLag,
-        long installRetryMs) {
+        long installRetryMs,
+        long ownerLeaseMs,
+        long leaseMarginMs) {
+
+    /** The default owner lease: a few round trips plus a few renewals, far below any recovery. */
+    public static final long DEFAULT_OWNER_LEASE_MS = 400;
+
+    /** The default margin for clock rates: 25 % of the default lease. */
+    public static final long DEFAULT_LEASE_MARGIN_MS = 100;
 
     public ReplicationConfig {
         if (windowRecords < 1 || windowBytes < 1 || fetchRecords < 1) {
             throw new IllegalArgumentException("window and fetch sizes must be positive");
         }
+        if (ownerLeaseMs < 4 || leaseMarginMs < 0) {
+            throw new IllegalArgumentException("owner lease must be at least 4 ms and its margin not negative: "
+                    + ownerLeaseMs + ", " + leaseMarginMs);
+        }
     }
 
     public static ReplicationConfig defaults() {
-        return new ReplicationConfig(256, 1 << 20, 256, 200, 100, 64, 500);
+        return new ReplicationConfig(
+                256, 1 << 20, 256, 200, 100, 64, 500, DEFAULT_OWNER_LEASE_MS, DEFAULT_LEASE_MARGIN_MS);
+    }
+
+    /** A copy of this tuning with another owner lease and margin. */
+    public ReplicationConfig withOwnerLease(long leaseMs, long marginMs) {
+        return new ReplicationConfig(
+                windowRecords,
+                windowBytes,
+                fetchRecords,
+                resendAfterMs,
+                progressEveryMs,
+                learnerLag,
+                installRetryMs,
+                leaseMs,
+                marginMs);
+    }
+
+    /** How often an owner renews its lease with an otherwise idle follower: a quarter of the lease. */
+    public long leaseRenewMs() {
+        return ownerLeaseMs / 4;
+    }
+
+    /** How long a new owner of a later epoch waits before it delivers: the lease plus the margin. */
+    public long newOwnerDeliveryDelayMs() {
+        return ownerLeaseMs + leaseMarginMs;
     }
 }

@@ -132,6 +132,9 @@ final class Harness {
     final TreeMap<NodeId, Node> nodes = new TreeMap<>();
     private final ArrayDeque<Message> network = new ArrayDeque<>();
     final Set<NodeId> down = new HashSet<>();
+    /** Nodes cut off from every other: they run and tick, but what they send or are sent is lost. */
+    final Set<NodeId> cut = new HashSet<>();
+
     long now;
     long sends;
 
@@ -209,7 +212,11 @@ final class Harness {
 
     void deliverOne() {
         Message message = network.poll();
-        if (message == null || down.contains(message.to()) || down.contains(message.from())) {
+        if (message == null
+                || down.contains(message.to())
+                || down.contains(message.from())
+                || cut.contains(message.to())
+                || cut.contains(message.from())) {
             return;
         }
         nodes.get(message.to()).on(new ReplicaEvent.Received(message.from(), message.message()));

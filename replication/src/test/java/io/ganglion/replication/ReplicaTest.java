@@ -230,7 +230,7 @@ class ReplicaTest {
 
     @Test
     void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
-        ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500);
+        ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100);
         Harness harness = new Harness(config, "a", "b");
         harness.activate(1, 1, "a", "b");
         harness.settle();
@@ -254,7 +254,7 @@ class ReplicaTest {
 
     @Test
     void shouldBoundBytesInFlightToASlowFollower() {
-        ReplicationConfig config = new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500);
+        ReplicationConfig config = new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500, 400, 100);
         Harness harness = new Harness(config, "a", "b");
         harness.activate(1, 2, "a", "b");
         harness.settle();
@@ -284,7 +284,7 @@ class ReplicaTest {
 
     @Test
     void shouldRejoinARestartedFollowerAsALearnerAndPromoteItWhenCaughtUp() {
-        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 4, 200, 100, 2, 500);
+        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 4, 200, 100, 2, 500, 400, 100);
         Harness harness = new Harness(config, "a", "b", "c");
         harness.activate(1, 2, "a", "b", "c");
         harness.settle();
@@ -387,5 +387,184 @@ class ReplicaTest {
         Harness.Node c = harness.node("c");
         assertThat(c.start).as("reseeded from a snapshot").isEqualTo(13);
         assertThat(c.end()).isEqualTo(owner.end());
+    }
+
+    // ---- the owner lease -----------------------------------------------------------------------------------------
+
+    /** Ticks every 50 ms for {@code ms}, delivering what travels, and returns the times {@code node} could deliver. */
+    private static List<Long> tickAndWatch(Harness harness, long ms, String node, long epoch) {
+        List<Long> could = new java.util.ArrayList<>();
+        for (long t = 0; t < ms; t += 50) {
+            harness.tick(50);
+            harness.settle();
+            if (harness.node(node).replica.mayDeliver(Epoch.of(epoch), harness.now)) {
+                could.add(harness.now);
+            }
+        }
+        return could;
+    }
+
+    @Test
+    void shouldStopDeliveringWhenFollowersGoSilentForTheLeaseAndResumeWhenTheyAnswer() {
+        Harness harness = threeCopies();
+        Replica owner = harness.node("a").replica;
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now))
+                .as("both followers answered epoch 1's start")
+                .isTrue();
+
+        harness.down.add(NodeId.of("c"));
+        assertThat(tickAndWatch(harness, 1_000, "a", 1))
+                .as("one follower of W - 1 = 1 is enough")
+                .hasSize(20);
+
+        harness.down.add(NodeId.of("b"));
+        long silentFrom = harness.now;
+        List<Long> could = tickAndWatch(harness, 1_000, "a", 1);
+        assertThat(could).as("delivers a while, then never").isNotEmpty().allMatch(t -> t < silentFrom + 400);
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isFalse();
+        assertThat(owner.owning()).as("still owns: confirms need no lease").isPresent();
+
+        harness.down.remove(NodeId.of("b"));
+        harness.tick(50);
+        harness.settle();
+        harness.tick(50); // a renewal goes out at least every lease / 4 = 100 ms and b answers it at once
+        harness.settle();
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isTrue();
+    }
+
+    @Test
+    void shouldNotCountAnAnswerToAnOldMessage() {
+        Harness harness = threeCopies();
+        harness.cut.add(NodeId.of("a"));
+        harness.tick(300);
+        harness.cut.clear();
+        harness.tick(200);
+        // b and c still echo the stamp of time 0: the lease ran out at 400 and needs a fresh answer
+        Replica owner = harness.node("a").replica;
+        assertThat(owner.deliverUntilMs()).isEqualTo(400);
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isFalse();
+        harness.settle();
+        assertThat(owner.deliverUntilMs()).isEqualTo(500 + 400);
+        assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isTrue();
+    }
+
+    @Test
+    void shouldNeedNoLeaseWithOneWriteRequirement() {
+        Harness harness = new Harness("a", "b", "c");
+        harness.activate(1, 1, "a", "b", "c");
+        harness.settle();
+        harness.down.add(NodeId.of("b"));
+        harness.down.add(NodeId.of("c"));
+        assertThat(tickAndWatch(harness, 2_000, "a", 1)).hasSize(40);
+        assertThat(harness.node("a").replica.deliverUntilMs()).isEqualTo(Long.MAX_VALUE);
+        harness.seal("a", 1);
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(1), harness.now))
+                .as("R = |E|: the owner itself is sealed")
+                .isFalse();
+    }
+
+    @Test
+    void shouldLetADeposedOwnersLeaseLapseBeforeTheNewOwnerDelivers() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 5; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        harness.tick(50);
+        harness.settle();
+        // a is cut off from everyone, the controller included: it never hears of epoch 2 and is not sealed
+        harness.cut.add(NodeId.of("a"));
+        harness.tick(20);
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        long sealedAt = harness.now;
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        long activatedAt = harness.now;
+        assertThat(harness.node("b").replica.owning()).contains(Epoch.of(2));
+        assertThat(harness.node("a").replica.owning())
+                .as("the deposed owner still owns epoch 1")
+                .contains(Epoch.of(1));
+
+        List<Long> deposed = new java.util.ArrayList<>();
+        List<Long> successor = new java.util.ArrayList<>();
+        for (long t = 0; t < 2_000; t += 10) {
+            harness.now += 10;
+            for (Harness.Node node : harness.nodes.values()) {
+                node.on(new ReplicaEvent.Tick());
+            }
+            harness.settle();
+            if (harness.node("a").replica.mayDeliver(Epoch.of(1), harness.now)) {
+                deposed.add(harness.now);
+            }
+            if (harness.node("b").replica.mayDeliver(Epoch.of(2), harness.now)) {
+                successor.add(harness.now);
+            }
+        }
+        assertThat(deposed).as("the sealed followers no longer answer").allMatch(t -> t < sealedAt + 400);
+        assertThat(successor)
+                .as("the new owner waits lease + margin")
+                .isNotEmpty()
+                .allMatch(t -> t >= activatedAt + 500);
+        assertThat(successor.get(0)).isLessThanOrEqualTo(activatedAt + 510);
+        assertThat(deposed.get(deposed.size() - 1)).isLessThan(successor.get(0));
+    }
+
+    @Test
+    void shouldNotWaitWhenItOwnedTheEpochBefore() {
+        Harness harness = threeCopies();
+        harness.install("a", 2, LogPosition.of(1, 0), "b");
+        harness.install("b", 2, LogPosition.of(1, 0), "a");
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("a"), List.of(NodeId.of("b")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        assertThat(harness.node("a").replica.owning()).contains(Epoch.of(2));
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(2), harness.now))
+                .as("the deposed owner of epoch 1 was this very process")
+                .isTrue();
+    }
+
+    @Test
+    void shouldKeepWhatIsLeftOfTheWaitOfTheEpochItOwnedBefore() {
+        Harness harness = threeCopies();
+        harness.seal("a", 1);
+        harness.seal("b", 1);
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        long secondAt = harness.now;
+        harness.tick(100);
+        harness.settle();
+        harness.install("b", 3, LogPosition.of(2, 1), "c");
+        harness.install("c", 3, LogPosition.of(2, 1), "b");
+        harness.settle();
+        Assignment third = new Assignment(Epoch.of(3), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        harness.assign(third, 2, Set.copyOf(third.members()));
+        harness.settle();
+        assertThat(harness.node("b").replica.owning()).contains(Epoch.of(3));
+        assertThat(tickAndWatch(harness, 1_000, "b", 3))
+                .as("the owner of epoch 1 may deliver until 500 ms after epoch 2 began")
+                .first()
+                .isEqualTo(secondAt + 500);
+    }
+
+    @Test
+    void shouldWaitAfterARestartEvenWhenItOwnedTheEpochBefore() {
+        Harness harness = threeCopies();
+        harness.node("a").restart(9);
+        harness.install("a", 2, LogPosition.of(1, 0), "b");
+        harness.install("b", 2, LogPosition.of(1, 0), "a");
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("a"), List.of(NodeId.of("b")), true);
+        harness.assign(second, 2, Set.copyOf(second.members()));
+        harness.settle();
+        long activatedAt = harness.now;
+        assertThat(harness.node("a").replica.mayDeliver(Epoch.of(2), harness.now))
+                .isFalse();
+        assertThat(tickAndWatch(harness, 1_000, "a", 2)).first().isEqualTo(activatedAt + 500);
     }
 }

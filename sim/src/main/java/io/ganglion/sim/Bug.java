@@ -26,5 +26,11 @@ public enum Bug {
     /** A replica acknowledges an install (and a catch-up) when asked, before it holds the recovery point. */
     ACTIVATE_BEFORE_INSTALL,
     /** The simulated disk acknowledges a seal persist without writing the sealed epoch: a crash forgets the seal. */
-    SKIP_SEAL_PERSIST
+    SKIP_SEAL_PERSIST,
+    /**
+     * Owners ignore the owner lease ({@code Replica.mayDeliver}): a deposed owner that neither is sealed nor hears of
+     * the new epoch goes on delivering, and a new owner delivers at once, so a consumer can get a message again
+     * without the redelivered flag.
+     */
+    NO_OWNER_LEASE
 }

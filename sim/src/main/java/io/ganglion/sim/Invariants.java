@@ -136,8 +136,20 @@ public final class Invariants {
         checkCommitted("confirmed", object, owner, offset);
     }
 
+    /** object -> the highest epoch whose owner delivered a message. */
+    private final TreeMap<ObjectId, Long> deliveringEpoch = new TreeMap<>();
+
+    /**
+     * An owner hands a message to a consumer: it is committed, and no owner of a later epoch delivered before (the
+     * owner lease: a deposed owner's deliveries all precede the new owner's first).
+     */
     void delivering(ObjectId object, NodeId owner, Epoch epoch, long offset) {
         checkCommitted("delivered", object, owner, offset);
+        long latest = deliveringEpoch.merge(object, epoch.value(), Math::max);
+        if (latest > epoch.value()) {
+            violation(object + ": " + owner + " delivered offset " + offset + " in epoch " + epoch
+                    + " after the owner of epoch " + latest + " began delivering: a deposed owner still delivers");
+        }
     }
 
     void published(ObjectId object, PublishId id) {
@@ -158,11 +170,8 @@ public final class Invariants {
         cluster.stats().confirmedPublishes++;
     }
 
-    /**
-     * A consumer received {@code id}. {@code deposed}: the owner that sent it owned an epoch older than the one
-     * committed when it delivered (it had not heard of the new epoch and was not sealed).
-     */
-    void delivered(ObjectId object, PublishId id, boolean redelivered, boolean deposed) {
+    /** A consumer received {@code id}: it was published to the object, and a repeated delivery is marked redelivered. */
+    void delivered(ObjectId object, PublishId id, boolean redelivered) {
         cluster.stats().delivered++;
         if (redelivered) {
             cluster.stats().redelivered++;
@@ -171,10 +180,7 @@ public final class Invariants {
             violation(object + ": delivered " + id + " which was never published to it");
         }
         int times = deliveries.merge(id, 1, Integer::sum);
-        if (times > 1 && !redelivered && deposed) {
-            // a deposed owner delivered a committed message the new owner had delivered: a known gap, counted
-            cluster.stats().deposedDuplicates++;
-        } else if (times > 1 && !redelivered) {
+        if (times > 1 && !redelivered) {
             violation(object + ": " + id + " delivered " + times + " times, the last not marked redelivered");
         }
     }

@@ -295,6 +295,7 @@ public final class SimBroker {
                 queues.remove(entry.getKey());
                 continue;
             }
+            gate(entry.getKey(), owned);
             for (Map.Entry<ConsumerKey, Lease> lease : new ArrayList<>(owned.leases.entrySet())) {
                 if (now - lease.getValue().refreshedMs > LEASE_MS) {
                     closeChannel(entry.getKey(), owned, lease.getKey());
@@ -515,6 +516,7 @@ public final class SimBroker {
             queues.put(object, owned);
             return;
         }
+        gate(object, owned);
         QueueEffects effects = queueEffects(object, owned);
         for (long offset = owned.enqueuedUpTo + 1; offset <= upTo; offset++) {
             if (disk.record(offset) instanceof Record.Message) {
@@ -535,18 +537,8 @@ public final class SimBroker {
                 }
                 lease.held.add(offset);
                 cluster.invariants().delivering(object, id, owned.epoch, offset);
-                boolean deposed = cluster.history(object).committedEpoch().isAfter(owned.epoch);
                 cluster.workload()
-                        .deliver(
-                                id,
-                                lease.node,
-                                object,
-                                owned.epoch,
-                                consumer,
-                                offset,
-                                message.id(),
-                                redelivered,
-                                deposed);
+                        .deliver(id, lease.node, object, owned.epoch, consumer, offset, message.id(), redelivered);
             }
 
             @Override
@@ -559,6 +551,22 @@ public final class SimBroker {
                 });
             }
         };
+    }
+
+    /**
+     * Holds or resumes the queue's deliveries by {@link Replica#mayDeliver} now: the owner lease, and a new owner's wait
+     * for a deposed one's lease to lapse. Every operation that can hand out a message calls this first, at the same
+     * virtual time, so no delivery happens without the lease.
+     */
+    private void gate(ObjectId object, OwnedQueue owned) {
+        boolean may =
+                cluster.config().has(Bug.NO_OWNER_LEASE) || machine(object).mayDeliver(owned.epoch, cluster.now());
+        if (may) {
+            owned.queue.resumeDelivery(queueEffects(object, owned));
+        } else if (!owned.queue.deliveryHeld()) {
+            owned.queue.holdDelivery();
+            cluster.stats().deliveryHolds++;
+        }
     }
 
     /** The queue this broker owns in {@code epoch}, if its replica still owns that epoch. */
@@ -588,6 +596,7 @@ public final class SimBroker {
         owned.closed.add(consumer);
         Lease lease = owned.leases.remove(consumer);
         if (lease != null) {
+            gate(object, owned);
             owned.queue.cancel(consumer);
             owned.queue.requeue(lease.held.stream().mapToLong(Long::longValue).toArray(), queueEffects(object, owned));
             cluster.workload().closed(id, lease.node, object, consumer);
@@ -609,6 +618,7 @@ public final class SimBroker {
             lease = new Lease(node);
             owned.leases.put(consumer, lease);
             lease.refreshedMs = cluster.now();
+            gate(object, owned);
             owned.queue.consume(consumer, PREFETCH, false, false, queueEffects(object, owned));
         }
         lease.refreshedMs = cluster.now();
@@ -623,6 +633,7 @@ public final class SimBroker {
         if (lease == null || !lease.held.remove(offset)) {
             return;
         }
+        gate(object, owned);
         QueueEffects effects = queueEffects(object, owned);
         if (requeue) {
             owned.queue.reject(offset, true, effects);

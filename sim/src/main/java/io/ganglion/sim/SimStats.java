@@ -18,7 +18,7 @@ public final class SimStats {
     long unknownOutcome;
     long earlyCommits;
     long lost;
-    long deposedDuplicates;
+    long deliveryHolds;
 
     public long ticks() {
         return ticks;
@@ -95,11 +95,11 @@ public final class SimStats {
     }
 
     /**
-     * Repeated deliveries without the redelivered flag sent by a deposed owner (not sealed, not yet aware of the new
-     * epoch) of a message the new owner had delivered: the known gap of docs/simulator.md, counted, not failed.
+     * Times an owner's queue stopped handing out messages because {@link io.ganglion.replication.Replica#mayDeliver}
+     * turned false: the owner lease lapsed, or a new owner waited out a deposed one's.
      */
-    public long deposedDuplicates() {
-        return deposedDuplicates;
+    public long deliveryHolds() {
+        return deliveryHolds;
     }
 
     @Override
@@ -108,7 +108,7 @@ public final class SimStats {
                 + " activations=" + activations + " commits=" + confirmed + " published=" + published
                 + " confirmedPublishes="
                 + confirmedPublishes + " delivered=" + delivered + " redelivered=" + redelivered + " resent=" + resent
-                + " unknownOutcome=" + unknownOutcome + " deposedDuplicates=" + deposedDuplicates + " faults=" + faults
+                + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " faults=" + faults
                 + " lostProposals="
                 + lostProposals + " rejectedProposals=" + rejectedProposals;
     }

@@ -263,8 +263,7 @@ public final class SimWorkload {
             ConsumerKey key,
             long offset,
             PublishId id,
-            boolean redelivered,
-            boolean deposed) {
+            boolean redelivered) {
         Consumer consumer = consumers.get(object);
         Runnable lost = () -> channelLost(owner, object, consumer, key, epoch);
         cluster.network()
@@ -279,7 +278,7 @@ public final class SimWorkload {
                                     || !cluster.broker(node).alive()) {
                                 return;
                             }
-                            cluster.invariants().delivered(object, id, redelivered, deposed);
+                            cluster.invariants().delivered(object, id, redelivered);
                             boolean requeue = cluster.random().nextInt(10) == 0;
                             cluster.scheduler().after(1 + cluster.random().nextLong(30), "ack", () -> {
                                 if (consumer.key.equals(key)

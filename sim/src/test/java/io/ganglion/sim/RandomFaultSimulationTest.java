@@ -31,7 +31,7 @@ class RandomFaultSimulationTest {
         long confirmedPublishes = 0;
         long delivered = 0;
         long resent = 0;
-        long deposed = 0;
+        long holds = 0;
         long started = System.nanoTime();
         for (long seed = first; seed < first + count; seed++) {
             SimResult result = RandomFaults.run(seed);
@@ -43,7 +43,7 @@ class RandomFaultSimulationTest {
             confirmedPublishes += result.stats().confirmedPublishes();
             delivered += result.stats().delivered();
             resent += result.stats().resent();
-            deposed += result.stats().deposedDuplicates();
+            holds += result.stats().deliveryHolds();
             if (single != null) {
                 System.out.println("seed " + seed + " trace hash " + Long.toHexString(result.traceHash()) + ": "
                         + result.summary());
@@ -57,7 +57,7 @@ class RandomFaultSimulationTest {
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
                         + " %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
-                        + " %d duplicates from a deposed owner, %d objects stalled by a restarted owner, %d failed%n",
+                        + " %d deliveries held by the owner lease, %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
                 seconds,
@@ -69,13 +69,14 @@ class RandomFaultSimulationTest {
                 confirmedPublishes,
                 delivered,
                 resent,
-                deposed,
+                holds,
                 stalled,
                 failures.size());
         assertThat(failures).as("failing seeds").isEmpty();
         assertThat(activations).as("the runs did recover objects").isGreaterThan(count);
         assertThat(confirmedPublishes).as("publishes were confirmed").isGreaterThan(100 * count);
         assertThat(resent).as("the forwarding path ran").isGreaterThan(count);
+        assertThat(holds).as("owners held deliveries for the owner lease").isGreaterThan(count);
         assertThat(stalled)
                 .as("objects left with a restarted owner in an old epoch")
                 .isZero();

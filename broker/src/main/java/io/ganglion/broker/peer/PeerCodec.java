@@ -446,6 +446,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 out.writeLong(m.epoch().value());
                 out.writeLong(m.truncateFrom());
                 writeRecords(out, m.records());
+                out.writeLong(m.sentMs());
             }
             case io.ganglion.replication.PeerMessage.Progress m -> {
                 out.writeByte(PeerFrameDescriptor.REPLICATION_PROGRESS);
@@ -455,6 +456,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 out.writeLong(m.end());
                 out.writeLong(m.durable());
                 writeBoolean(out, m.resync());
+                out.writeLong(m.echoMs());
             }
             case io.ganglion.replication.PeerMessage.Fetch m -> {
                 out.writeByte(PeerFrameDescriptor.REPLICATION_FETCH);
@@ -482,9 +484,9 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
         return 1
                 + switch (message) {
                     case io.ganglion.replication.PeerMessage.Replicate m ->
-                        2L * Long.BYTES + recordsLength(m.records());
+                        3L * Long.BYTES + recordsLength(m.records());
                     case io.ganglion.replication.PeerMessage.Progress m ->
-                        2L * Long.BYTES + historyLength(m.history()) + 2L * Long.BYTES + 1;
+                        2L * Long.BYTES + historyLength(m.history()) + 3L * Long.BYTES + 1;
                     case io.ganglion.replication.PeerMessage.Fetch m ->
                         Long.BYTES + historyLength(m.history()) + Long.BYTES + 2L * Long.BYTES;
                     case io.ganglion.replication.PeerMessage.FetchReply m ->
@@ -795,7 +797,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
         int kind = readKind(body, "replication message");
         return switch (kind) {
             case PeerFrameDescriptor.REPLICATION_REPLICATE ->
-                new io.ganglion.replication.PeerMessage.Replicate(readEpoch(body), readLong(body), readRecords(body));
+                new io.ganglion.replication.PeerMessage.Replicate(
+                        readEpoch(body), readLong(body), readRecords(body), readLong(body));
             case PeerFrameDescriptor.REPLICATION_PROGRESS ->
                 new io.ganglion.replication.PeerMessage.Progress(
                         readEpoch(body),
@@ -803,7 +806,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                         readHistory(body),
                         readLong(body),
                         readLong(body),
-                        readBoolean(body));
+                        readBoolean(body),
+                        readLong(body));
             case PeerFrameDescriptor.REPLICATION_FETCH ->
                 new io.ganglion.replication.PeerMessage.Fetch(
                         readEpoch(body), readHistory(body), readLong(body), readPosition(body));

@@ -58,8 +58,9 @@ import io.netty.buffer.ByteBuf;
  *   0x16  Fetch            object ObjectId, fromOffset int64, maxBytes int32
  *   0x17  FetchReply       object ObjectId, fromOffset int64, records list of bytes, epochs list of int64
  *   0x18  Replication      object ObjectId, kind octet, then by kind (a replication.PeerMessage):
- *           0x01 Replicate   epoch Epoch, truncateFrom int64, records list of record
- *           0x02 Progress    epoch Epoch, incarnation Incarnation, history, end int64, durable int64, resync bool
+ *           0x01 Replicate   epoch Epoch, truncateFrom int64, records list of record, sentMs int64
+ *           0x02 Progress    epoch Epoch, incarnation Incarnation, history, end int64, durable int64, resync bool,
+ *                            echoMs int64
  *           0x03 Fetch       installEpoch Epoch, history, end int64, upTo LogPosition
  *           0x04 FetchReply  installEpoch Epoch, truncateFrom int64, records list of record
  *           0x05 Snapshot    epoch Epoch, start int64, history

@@ -88,7 +88,8 @@ final class PeerMessages {
                             new Record.EpochStart(Epoch.of(3), 100),
                             new Record.Message(
                                     Epoch.of(3), 101, new PublishId(7, 42), ByteBuffer.wrap(new byte[] {1, 2})),
-                            new Record.Settle(Epoch.of(3), 102, 101))));
+                            new Record.Settle(Epoch.of(3), 102, 101)),
+                    1_700_000_000_123L));
 
     static List<Replication> replicationSamples() {
         EpochHistory history = EpochHistory.of(1, 0, 3, 100);
@@ -97,7 +98,7 @@ final class PeerMessages {
                 new Replication(
                         Q,
                         new io.ganglion.replication.PeerMessage.Progress(
-                                Epoch.of(3), new Incarnation(5), history, 102, 101, true)),
+                                Epoch.of(3), new Incarnation(5), history, 102, 101, true, 1_700_000_000_123L)),
                 new Replication(
                         Q,
                         new io.ganglion.replication.PeerMessage.Fetch(
@@ -204,10 +205,18 @@ final class PeerMessages {
     /** A random replication message of a random kind. */
     io.ganglion.replication.PeerMessage replicationMessage() {
         return switch (random.nextInt(5)) {
-            case 0 -> new io.ganglion.replication.PeerMessage.Replicate(epoch(), offsetOrNone(), records());
+            case 0 ->
+                new io.ganglion.replication.PeerMessage.Replicate(
+                        epoch(), offsetOrNone(), records(), random.nextLong());
             case 1 ->
                 new io.ganglion.replication.PeerMessage.Progress(
-                        epoch(), incarnation(), history(), offsetOrNone(), offsetOrNone(), random.nextBoolean());
+                        epoch(),
+                        incarnation(),
+                        history(),
+                        offsetOrNone(),
+                        offsetOrNone(),
+                        random.nextBoolean(),
+                        random.nextLong());
             case 2 -> new io.ganglion.replication.PeerMessage.Fetch(epoch(), history(), offsetOrNone(), position());
             case 3 -> new io.ganglion.replication.PeerMessage.FetchReply(epoch(), offsetOrNone(), records());
             default -> new io.ganglion.replication.PeerMessage.Snapshot(epoch(), random.nextLong(1 << 20), history());

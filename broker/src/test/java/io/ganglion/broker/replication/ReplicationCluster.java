@@ -72,7 +72,7 @@ final class ReplicationCluster implements AutoCloseable {
     static final List<NodeId> NODES = List.of(N1, N2, N3);
     static final int W = 2;
     /** Short timers so the tests run in well under a second per step. */
-    static final ReplicationConfig CONFIG = new ReplicationConfig(32, 1 << 20, 32, 50, 20, 8, 200);
+    static final ReplicationConfig CONFIG = new ReplicationConfig(32, 1 << 20, 32, 50, 20, 8, 200, 200, 50);
 
     static final long TIMEOUT_MS = 10_000;
 
