@@ -4,9 +4,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.ganglion.broker.cluster.ClusterNode;
+import io.ganglion.coordination.AcceptedHistory;
+import io.ganglion.coordination.Assignment;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.NodeState;
+import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.coordination.Setting;
 import io.ganglion.metadata.MetadataCommand;
@@ -159,7 +162,11 @@ final class AdminHttp implements AutoCloseable {
                         row.put("durable", queue.durable());
                         row.put("exclusive", queue.exclusive());
                         row.put("auto_delete", queue.autoDelete());
-                        row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
+                        if (queue.replicated()) {
+                            replicatedColumns(row, image, vhost.name(), queue);
+                        } else {
+                            row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
+                        }
                         queues.add(row);
                     }
                 }
@@ -205,6 +212,22 @@ final class AdminHttp implements AutoCloseable {
                                 "error",
                                 "no such resource: " + exchange.getRequestURI().getPath()));
         }
+    }
+
+    /** Epoch, owner, followers and recovery state of a replicated queue, from the committed image. */
+    private static void replicatedColumns(
+            Map<String, Object> row, MetadataImage image, String vhost, io.ganglion.metadata.QueueDef queue) {
+        Optional<AcceptedHistory> history = image.coordination().object(ObjectId.of(vhost, queue.name()));
+        Optional<Assignment> committed = history.flatMap(AcceptedHistory::committed);
+        row.put("copies", queue.copies());
+        row.put("durability", queue.durability().settingName());
+        row.put("epoch", committed.map(a -> a.epoch().value()).orElse(0L));
+        row.put("owner", committed.map(a -> a.owner().value()).orElse(""));
+        List<String> followers = new ArrayList<>();
+        committed.ifPresent(a -> a.followers().forEach(node -> followers.add(node.value())));
+        row.put("followers", followers);
+        row.put("active", history.flatMap(AcceptedHistory::validate).isPresent());
+        row.put("recovery_pending", history.flatMap(AcceptedHistory::pending).isPresent());
     }
 
     private static Map<String, Object> setting(MetadataImage image, Setting setting) {

@@ -4,7 +4,11 @@ import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.broker.cluster.ClusterNode;
 import io.ganglion.broker.cluster.IncarnationFile;
 import io.ganglion.broker.cluster.Seed;
+import io.ganglion.broker.peer.PeerLink;
+import io.ganglion.broker.replication.ReplicationContext;
+import io.ganglion.broker.replication.ReplicationRouter;
 import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.NodeId;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
@@ -15,6 +19,7 @@ import io.ganglion.metadata.ratis.RatisLogConfig;
 import io.ganglion.metadata.ratis.RatisMetadataLog;
 import io.ganglion.metadata.ratis.Voter;
 import io.ganglion.queues.routing.Exchange;
+import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
 import java.io.IOException;
@@ -23,6 +28,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +48,7 @@ public final class Broker implements AutoCloseable {
     private final Storage storage;
     private final MetadataLog metadata;
     private final ClusterNode cluster;
+    private final ReplicationRouter router;
     private final List<Shard> shards;
     private final LocalBackend backend;
     private final AutoCloseable amqp;
@@ -52,6 +59,7 @@ public final class Broker implements AutoCloseable {
             Storage storage,
             MetadataLog metadata,
             ClusterNode cluster,
+            ReplicationRouter router,
             List<Shard> shards,
             LocalBackend backend,
             AutoCloseable amqp,
@@ -60,6 +68,7 @@ public final class Broker implements AutoCloseable {
         this.storage = storage;
         this.metadata = metadata;
         this.cluster = cluster;
+        this.router = router;
         this.shards = shards;
         this.backend = backend;
         this.amqp = amqp;
@@ -77,12 +86,33 @@ public final class Broker implements AutoCloseable {
         }
         MetadataLog metadata;
         ClusterNode cluster = null;
+        ReplicationRouter router = null;
         LocalBackend backend;
         if (config.clustered()) {
             metadata = RatisMetadataLog.start(ratisConfig(config), config.clusterName());
             try {
                 backend = new LocalBackend(info, metadata, storage, shards, config.nodeId());
                 RemoteQueues remote = backend.remote().orElseThrow();
+                AtomicReference<PeerLink> link = new AtomicReference<>();
+                MetadataLog log = metadata;
+                router = new ReplicationRouter(
+                        new NodeId(config.nodeId()),
+                        (to, message) -> {
+                            PeerLink current = link.get();
+                            return current != null && current.send(to, message);
+                        },
+                        backend::hostFactory,
+                        command -> log.propose(new MetadataCommand.Coordination(command)));
+                backend.attachReplication(
+                        router,
+                        new ReplicationContext(
+                                new NodeId(config.nodeId()),
+                                incarnation,
+                                ReplicationConfig.defaults(),
+                                ReplicationContext.DEFAULT_TICK_MS,
+                                clock::millis),
+                        config.seeds().size());
+                ReplicationRouter replication = router;
                 cluster = ClusterNode.start(
                         config.clusterName(),
                         config.self(),
@@ -90,14 +120,23 @@ public final class Broker implements AutoCloseable {
                         incarnation,
                         metadata,
                         clock,
-                        remote::onMessage,
-                        remote::onDisconnected);
+                        (from, message) -> {
+                            if (!replication.onMessage(from, message)) {
+                                remote.onMessage(from, message);
+                            }
+                        },
+                        remote::onDisconnected,
+                        replication::requestRecovery);
+                link.set(cluster.link());
                 remote.attach(cluster.link());
                 awaitBootstrap(metadata, config);
                 dropTransientHomedHere(metadata, config.nodeId());
             } catch (IOException | RuntimeException e) {
                 if (cluster != null) {
                     cluster.close();
+                }
+                if (router != null) {
+                    router.close();
                 }
                 metadata.close();
                 shards.forEach(Shard::close);
@@ -120,7 +159,7 @@ public final class Broker implements AutoCloseable {
                 config.amqpPort(),
                 http.port(),
                 config.dataDir());
-        return new Broker(config, storage, metadata, cluster, shards, backend, amqp, http);
+        return new Broker(config, storage, metadata, cluster, router, shards, backend, amqp, http);
     }
 
     /** Voters are the first three (or five) seeds, the others follow the log as listeners. */
@@ -222,6 +261,9 @@ public final class Broker implements AutoCloseable {
         http.close();
         if (cluster != null) {
             cluster.close();
+        }
+        if (router != null) {
+            router.close();
         }
         shards.forEach(Shard::close);
         closeQuietly(storage);

@@ -12,7 +12,17 @@ import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.amqp.server.Settlement;
+import io.ganglion.broker.replication.PeerSender;
+import io.ganglion.broker.replication.RecoveryReplySink;
+import io.ganglion.broker.replication.ReplicaHost;
+import io.ganglion.broker.replication.ReplicationContext;
+import io.ganglion.broker.replication.ReplicationRouter;
+import io.ganglion.coordination.AcceptedHistory;
+import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.DurabilityMode;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
@@ -27,8 +37,10 @@ import io.ganglion.queues.routing.Destination;
 import io.ganglion.queues.routing.Exchange;
 import io.ganglion.queues.routing.ExchangeType;
 import io.ganglion.queues.routing.HeadersMatcher;
+import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.storage.Storage;
 import io.netty.buffer.ByteBuf;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -81,6 +93,16 @@ final class LocalBackend implements BrokerBackend {
     private final String self;
     /** Queues homed on other brokers; null on a single broker. */
     private final RemoteQueues remote;
+    /** Replicated queues with a copy on this broker, by storage object id; their hosts come from the router. */
+    private final Map<Long, ReplicatedQueue> replicated = new ConcurrentHashMap<>();
+    /** The view each replicated queue's host was last given (assignment, installed, retention), to send changes only. */
+    private final Map<ObjectId, String> views = new ConcurrentHashMap<>();
+
+    private volatile ReplicationRouter router;
+    private volatile int clusterSize = 1;
+    private final Map<ObjectId, List<CompletableFuture<Void>>> activations = new ConcurrentHashMap<>();
+    private static final long ACTIVATION_WAIT_MS = 10_000;
+    private volatile ReplicationContext replicationContext;
 
     LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards) {
         this(info, metadata, storage, shards, "");
@@ -92,7 +114,7 @@ final class LocalBackend implements BrokerBackend {
         this.storage = storage;
         this.shards = List.copyOf(shards);
         this.self = self;
-        this.remote = self.isEmpty() ? null : new RemoteQueues(new NodeId(self), replicas::get);
+        this.remote = self.isEmpty() ? null : new RemoteQueues(new NodeId(self), this::localQueue);
         metadata.subscribe(this::reconcile);
         reconcile(metadata.image());
     }
@@ -102,7 +124,7 @@ final class LocalBackend implements BrokerBackend {
         Map<Long, String> vhostOf = new HashMap<>();
         for (Vhost vhost : image.vhosts().values()) {
             for (QueueDef queue : vhost.queues().values()) {
-                if (!isHome(queue)) {
+                if (queue.replicated() || !isHomeOf(queue)) {
                     continue;
                 }
                 wanted.put(queue.objectId(), queue);
@@ -131,6 +153,117 @@ final class LocalBackend implements BrokerBackend {
                 replica.shard.execute(replica::close);
             }
         }
+        refreshReplicatedViews(image);
+        checkActivations(image);
+    }
+
+    /**
+     * Wires replicated queues to the replication layer: {@code router} creates hosts on demand (for recovery commands
+     * and frames); {@link #hostFactory} builds them. Called once, before the peer link delivers anything.
+     */
+    void attachReplication(ReplicationRouter router, ReplicationContext context, int clusterSize) {
+        this.clusterSize = clusterSize;
+        this.replicationContext = context;
+        this.router = router;
+        refreshReplicatedViews(metadata.image());
+    }
+
+    /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */
+    Optional<ReplicaHost> hostFactory(ObjectId object, PeerSender sender, RecoveryReplySink replies) {
+        ReplicationContext context = replicationContext;
+        if (context == null) {
+            return Optional.empty();
+        }
+        Optional<QueueDef> found = metadata.image().vhost(object.vhost()).flatMap(v -> v.queue(object.name()));
+        if (found.isEmpty() || !found.get().replicated()) {
+            return Optional.empty();
+        }
+        QueueDef def = found.get();
+        Shard shard = shards.get((int) Math.floorMod(def.objectId(), (long) shards.size()));
+        long publisher = (context.incarnation().value() << 20) ^ (self.hashCode() & 0xFFFFF);
+        ReplicatedQueue queue = new ReplicatedQueue(object.vhost(), def, shard, publisher);
+        ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);
+        queue.attach(host);
+        replicated.put(def.objectId(), queue);
+        return Optional.of(host);
+    }
+
+    /**
+     * Gives every replicated queue's host the assignment it is a member of (or none), from the committed image, as
+     * the simulator's broker does; closes the hosts of deleted queues.
+     */
+    private synchronized void refreshReplicatedViews(MetadataImage image) {
+        ReplicationRouter current = router;
+        if (current == null) {
+            return;
+        }
+        NodeId me = new NodeId(self);
+        long protect = image.coordination().settings().value(RuntimeSettings.RETENTION_PROTECT_MS);
+        java.util.Set<Long> live = new java.util.HashSet<>();
+        for (Vhost vhost : image.vhosts().values()) {
+            for (QueueDef def : vhost.queues().values()) {
+                if (!def.replicated()) {
+                    continue;
+                }
+                live.add(def.objectId());
+                ObjectId object = ObjectId.of(vhost.name(), def.name());
+                Optional<AcceptedHistory> history = image.coordination().object(object);
+                Optional<Assignment> active = history.flatMap(AcceptedHistory::validate);
+                ReplicaEvent event;
+                String key;
+                if (active.isPresent() && active.get().hasMember(me)) {
+                    Assignment assignment = active.get();
+                    event = new ReplicaEvent.Assigned(
+                            assignment,
+                            history.get().spec().writeRequirement(),
+                            history.get().installedInCommitted(),
+                            protect);
+                    key = assignment + "|" + history.get().installedInCommitted() + "|" + protect;
+                } else {
+                    if (current.existingHost(object).isEmpty()) {
+                        continue;
+                    }
+                    event = new ReplicaEvent.Unassigned();
+                    key = "none";
+                }
+                if (key.equals(views.get(object))) {
+                    continue;
+                }
+                views.put(object, key);
+                Optional<ReplicaHost> host = current.host(object);
+                if (host.isEmpty()) {
+                    continue;
+                }
+                host.get().deliver(event);
+                ReplicatedQueue queue = replicated.get(def.objectId());
+                boolean owner = active.isPresent() && active.get().owner().equals(me);
+                if (queue != null && !owner) {
+                    queue.shard().execute(queue::ownershipLost);
+                }
+            }
+        }
+        for (Long id : List.copyOf(replicated.keySet())) {
+            if (!live.contains(id)) {
+                ReplicatedQueue queue = replicated.remove(id);
+                ObjectId object = ObjectId.of(queue.vhost, queue.def.name());
+                views.remove(object);
+                current.remove(object)
+                        .whenComplete((ignored, failure) -> queue.shard().execute(() -> {
+                            queue.close();
+                            try {
+                                storage.deleteReplica(id);
+                            } catch (IOException | RuntimeException e) {
+                                LOG.error("event=queue_log_delete_failed queue={} object={}", queue.def.name(), id, e);
+                            }
+                        }));
+            }
+        }
+    }
+
+    /** The queue this broker serves itself for {@code objectId}, if any: what the remote-queue protocol serves. */
+    private LocalQueue localQueue(long objectId) {
+        QueueReplica single = replicas.get(objectId);
+        return single != null ? single : replicated.get(objectId);
     }
 
     /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */
@@ -138,8 +271,27 @@ final class LocalBackend implements BrokerBackend {
         return Optional.ofNullable(remote);
     }
 
-    private boolean isHome(QueueDef queue) {
+    private boolean isHomeOf(QueueDef queue) {
         return queue.home().isEmpty() || queue.home().equals(self);
+    }
+
+    /**
+     * Whether this broker serves {@code queue} itself: a queue it is home to, or a replicated queue whose active owner
+     * it is.
+     */
+    private boolean isHome(String vhost, QueueDef queue) {
+        if (!queue.replicated()) {
+            return isHomeOf(queue);
+        }
+        return owner(vhost, queue).map(owner -> owner.value().equals(self)).orElse(false);
+    }
+
+    private Optional<NodeId> owner(String vhost, QueueDef queue) {
+        return metadata.image()
+                .coordination()
+                .object(ObjectId.of(vhost, queue.name()))
+                .flatMap(AcceptedHistory::validate)
+                .map(Assignment::owner);
     }
 
     @Override
@@ -262,19 +414,13 @@ final class LocalBackend implements BrokerBackend {
                     .orElseThrow(
                             () -> failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'"));
             checkExclusive(def, vhost, connectionId);
-            return counts(def);
+            return counts(vhost, def);
         }
         String name = queue.isEmpty() ? serverName() : queue;
         Map<String, Object> args = FieldTables.toPlain(arguments);
         QueueType type = queueType(args, name, vhost);
-        if (type == QueueType.QUORUM && remote != null && current.queue(name).isEmpty()) {
-            return failed(
-                    ReplyCode.NOT_IMPLEMENTED,
-                    "replicated queues (x-queue-type quorum) are not available in a cluster yet: the replication"
-                            + " layer is not wired; declare a classic queue, which lives on the broker it is declared"
-                            + " through and is reachable from every broker");
-        }
-        if (type == QueueType.QUORUM && (!durable || exclusive || autoDelete)) {
+        boolean replicate = remote != null && (type == QueueType.QUORUM || args.containsKey("x-copies"));
+        if (replicate && (!durable || exclusive || autoDelete)) {
             return failed(
                     ReplyCode.PRECONDITION_FAILED,
                     "invalid property '" + (!durable ? "non-durable" : exclusive ? "exclusive" : "auto-delete")
@@ -287,11 +433,88 @@ final class LocalBackend implements BrokerBackend {
             }
         });
         long objectId = existingObjectId(current, name).orElseGet(LocalBackend::newObjectId);
-        QueueDef def =
-                new QueueDef(name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared, self);
+        QueueDef def = replicate
+                ? new QueueDef(
+                        name,
+                        objectId,
+                        type,
+                        durable,
+                        "",
+                        autoDelete,
+                        compared,
+                        "",
+                        copies(args, name, vhost),
+                        durability(args, type, name, vhost))
+                : new QueueDef(
+                        name, objectId, type, durable, exclusive ? connectionId : "", autoDelete, compared, self);
         return propose(new MetadataCommand.DeclareQueue(vhost, def)).thenCompose(image -> {
             QueueDef declared = image.vhost(vhost).flatMap(v -> v.queue(name)).orElseThrow();
-            return counts(declared);
+            if (declared.replicated()) {
+                // declare-ok once the queue serves: its first epoch activated (or after a bound, if recovery waits)
+                return awaitActive(vhost, declared).thenCompose(ignored -> counts(vhost, declared));
+            }
+            return counts(vhost, declared);
+        });
+    }
+
+    /** Copies of a replicated queue: x-copies, x-quorum-initial-group-size, or min(3, brokers). */
+    private int copies(Map<String, Object> args, String name, String vhost) {
+        Object given = args.getOrDefault("x-copies", args.get("x-quorum-initial-group-size"));
+        int copies;
+        if (given == null) {
+            copies = Math.min(3, clusterSize);
+        } else if (given instanceof Number number && number.longValue() >= 1 && number.longValue() <= clusterSize) {
+            copies = number.intValue();
+        } else {
+            throw failure(
+                    ReplyCode.PRECONDITION_FAILED,
+                    "invalid arg 'x-copies' for queue '" + name + "' in vhost '" + vhost + "': " + given
+                            + " is not a number of copies between 1 and the cluster's " + clusterSize + " brokers");
+        }
+        return copies;
+    }
+
+    /** Durability of a replicated queue: x-durability, or majority_durable. */
+    private static DurabilityMode durability(Map<String, Object> args, QueueType type, String name, String vhost) {
+        Object given = args.get("x-durability");
+        if (given == null) {
+            return DurabilityMode.MAJORITY_DURABLE;
+        }
+        for (DurabilityMode mode : DurabilityMode.values()) {
+            if (mode.settingName().equals(String.valueOf(given))) {
+                return mode;
+            }
+        }
+        throw failure(
+                ReplyCode.PRECONDITION_FAILED,
+                "invalid arg 'x-durability' for queue '" + name + "' in vhost '" + vhost + "': '" + given
+                        + "', expected owner_durable, majority_durable or all_durable");
+    }
+
+    /** Completes once a replicated queue has an activated owner, or after {@value #ACTIVATION_WAIT_MS} ms. */
+    private CompletableFuture<Void> awaitActive(String vhost, QueueDef def) {
+        CompletableFuture<Void> active = new CompletableFuture<>();
+        ObjectId object = ObjectId.of(vhost, def.name());
+        activations
+                .computeIfAbsent(object, o -> new java.util.concurrent.CopyOnWriteArrayList<>())
+                .add(active);
+        checkActivations(metadata.image());
+        return active.completeOnTimeout(null, ACTIVATION_WAIT_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void checkActivations(MetadataImage image) {
+        activations.entrySet().removeIf(entry -> {
+            boolean activeNow = image.coordination()
+                    .object(entry.getKey())
+                    .flatMap(AcceptedHistory::validate)
+                    .isPresent();
+            boolean gone = image.coordination().object(entry.getKey()).isEmpty();
+            if (activeNow || gone) {
+                entry.getValue().forEach(future -> future.complete(null));
+                return true;
+            }
+            entry.getValue().removeIf(CompletableFuture::isDone);
+            return entry.getValue().isEmpty();
         });
     }
 
@@ -311,17 +534,20 @@ final class LocalBackend implements BrokerBackend {
                                 + "': unsupported queue type '" + type + "', expected classic or quorum"));
     }
 
-    private CompletionStage<QueueDeclared> counts(QueueDef def) {
-        if (!isHome(def)) {
-            return remote.call(home(def), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
+    private CompletionStage<QueueDeclared> counts(String vhost, QueueDef def) {
+        if (!isHome(vhost, def)) {
+            if (def.replicated() && owner(vhost, def).isEmpty()) {
+                return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0)); // not active yet
+            }
+            return remote.call(home(vhost, def), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
                     .thenApply(reply -> new QueueDeclared(def.name(), reply.count(), (int) reply.consumers()));
         }
-        QueueReplica replica = replicas.get(def.objectId());
+        LocalQueue replica = localQueue(def.objectId());
         if (replica == null) {
             return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0));
         }
         return CompletableFuture.supplyAsync(
-                () -> new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount()), replica.shard);
+                () -> new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount()), replica.shard());
     }
 
     @Override
@@ -358,12 +584,12 @@ final class LocalBackend implements BrokerBackend {
 
     private CompletionStage<Long> purgeQueueNow(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(def)) {
-            return remote.call(home(def), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
+        if (!isHome(vhost, def)) {
+            return remote.call(home(vhost, def), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
                     .thenApply(reply -> reply.count());
         }
-        QueueReplica replica = replica(vhost, queue, connectionId);
-        return CompletableFuture.supplyAsync(replica::purge, replica.shard);
+        LocalQueue replica = replica(vhost, queue, connectionId);
+        return CompletableFuture.supplyAsync(replica::purge, replica.shard());
     }
 
     @Override
@@ -374,13 +600,13 @@ final class LocalBackend implements BrokerBackend {
             return CompletableFuture.completedFuture(0L); // RabbitMQ: deleting a missing queue succeeds
         }
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(def)) {
+        if (!isHome(vhost, def)) {
             int flags = (ifUnused ? RemoteQueues.FLAG_IF_UNUSED : 0) | (ifEmpty ? RemoteQueues.FLAG_IF_EMPTY : 0);
-            return remote.call(home(def), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
+            return remote.call(home(vhost, def), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
                     .thenCompose(reply -> propose(new MetadataCommand.DeleteQueue(vhost, queue))
                             .thenApply(image -> reply.count()));
         }
-        QueueReplica replica = replica(vhost, queue, connectionId);
+        LocalQueue replica = replica(vhost, queue, connectionId);
         return CompletableFuture.supplyAsync(
                         () -> {
                             if (ifUnused && replica.consumerCount() > 0) {
@@ -395,7 +621,7 @@ final class LocalBackend implements BrokerBackend {
                             }
                             return (long) replica.readyCount();
                         },
-                        replica.shard)
+                        replica.shard())
                 .thenCompose(count ->
                         propose(new MetadataCommand.DeleteQueue(vhost, queue)).thenApply(image -> count));
     }
@@ -431,18 +657,18 @@ final class LocalBackend implements BrokerBackend {
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             QueueDef def = current.queue(queue).orElseThrow();
-            if (!isHome(def)) {
-                durable.add(remote.publish(home(def), def.objectId(), def.name(), payload.duplicate()));
+            if (!isHome(vhost, def)) {
+                durable.add(remote.publish(home(vhost, def), def.objectId(), def.name(), payload.duplicate()));
                 continue;
             }
-            QueueReplica replica = replicas.get(def.objectId());
+            LocalQueue replica = localQueue(def.objectId());
             if (replica == null) {
                 continue;
             }
             CompletableFuture<Void> done = new CompletableFuture<>();
             durable.add(done);
             ByteBuffer copy = payload.duplicate();
-            replica.shard.execute(() -> replica.publish(copy, done));
+            replica.shard().execute(() -> replica.publish(copy, done));
         }
         CompletableFuture<Void> all = durable.size() == 1
                 ? durable.get(0)
@@ -478,17 +704,18 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(def)) {
-            return remote.consume(home(def), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
+        if (!isHome(vhost, def)) {
+            return remote.consume(
+                    home(vhost, def), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
         }
-        QueueReplica replica = replica(vhost, queue, connectionId);
+        LocalQueue replica = replica(vhost, queue, connectionId);
         ConsumerKey key = new ConsumerKey(channelId, consumerTag);
         return CompletableFuture.supplyAsync(
                 () -> {
                     replica.consume(key, consumerTag, noAck, exclusive, prefetch, sink);
                     return replica;
                 },
-                replica.shard);
+                replica.shard());
     }
 
     @Override
@@ -497,8 +724,8 @@ final class LocalBackend implements BrokerBackend {
             remote.cancel(handle, consumerTag);
             return;
         }
-        QueueReplica replica = (QueueReplica) queue;
-        replica.shard.execute(() -> replica.cancel(new ConsumerKey(channelId, consumerTag)));
+        LocalQueue replica = (LocalQueue) queue;
+        replica.shard().execute(() -> replica.cancel(new ConsumerKey(channelId, consumerTag)));
     }
 
     @Override
@@ -508,11 +735,11 @@ final class LocalBackend implements BrokerBackend {
 
     private CompletionStage<Optional<Delivery>> getNow(String vhost, String queue, boolean noAck, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(def)) {
-            return remote.get(home(def), def.objectId(), queue, noAck);
+        if (!isHome(vhost, def)) {
+            return remote.get(home(vhost, def), def.objectId(), queue, noAck);
         }
-        QueueReplica replica = replica(vhost, queue, connectionId);
-        return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard);
+        LocalQueue replica = replica(vhost, queue, connectionId);
+        return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard());
     }
 
     @Override
@@ -521,8 +748,8 @@ final class LocalBackend implements BrokerBackend {
             remote.settle(handle, offsets, settlement);
             return;
         }
-        QueueReplica replica = (QueueReplica) queue;
-        replica.shard.execute(() -> replica.settle(offsets, settlement));
+        LocalQueue replica = (LocalQueue) queue;
+        replica.shard().execute(() -> replica.settle(offsets, settlement));
     }
 
     @Override
@@ -581,13 +808,20 @@ final class LocalBackend implements BrokerBackend {
         return def;
     }
 
-    private static NodeId home(QueueDef def) {
-        return new NodeId(def.home());
+    /** The broker that serves {@code def} for this one: its home, or a replicated queue's active owner. */
+    private NodeId home(String vhost, QueueDef def) {
+        if (!def.replicated()) {
+            return new NodeId(def.home());
+        }
+        return owner(vhost, def)
+                .orElseThrow(() -> failure(
+                        ReplyCode.NOT_FOUND,
+                        "queue '" + def.name() + "' in vhost '" + vhost + "' has no active owner now (recovering)"));
     }
 
-    private QueueReplica replica(String vhost, String queue, String connectionId) {
+    private LocalQueue replica(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        QueueReplica replica = replicas.get(def.objectId());
+        LocalQueue replica = localQueue(def.objectId());
         if (replica == null) {
             throw failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'");
         }

@@ -67,6 +67,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final Map<PublishId, CompletableFuture<Void>> pending = new HashMap<>();
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
     private boolean closed;
+    private boolean gateScheduled;
+
+    /** How often an active queue checks the owner lease, to hold or resume deliveries. */
+    private static final long GATE_EVERY_MS = 20;
 
     /**
      * @param publisher this broker's publisher id for the publishes it admits here: unique across restarts (its
@@ -140,6 +144,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             if (!epoch.equals(activeEpoch)) {
                 rebuild(epoch, upTo);
             } else if (upTo > enqueuedUpTo) {
+                gate();
                 for (Record record : host.readRecords(enqueuedUpTo + 1, upTo)) {
                     if (record instanceof Record.Message message) {
                         machine.enqueue(message.offset(), this);
@@ -197,6 +202,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             }
         }
         machine = QueueMachine.recovered(unsettled.toLongArray());
+        machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
         activeEpoch = epoch;
         enqueuedUpTo = upTo;
         LOG.info(
@@ -212,6 +218,32 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             consumers.put(key, entry);
             machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), this);
         });
+        gate();
+    }
+
+    /**
+     * Holds or resumes deliveries by the owner lease ({@link ReplicaHost#mayDeliverNow}): a deposed owner must stop
+     * handing out messages before a new owner starts. Checked before every operation that can deliver and every
+     * {@value #GATE_EVERY_MS} ms while active. On the shard.
+     */
+    private void gate() {
+        if (machine == null) {
+            return;
+        }
+        if (host.mayDeliverNow(activeEpoch)) {
+            machine.resumeDelivery(this);
+        } else {
+            machine.holdDelivery();
+        }
+        if (!gateScheduled) {
+            gateScheduled = true;
+            shard.schedule(
+                    () -> {
+                        gateScheduled = false;
+                        gate();
+                    },
+                    GATE_EVERY_MS);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------- LocalQueue
@@ -234,6 +266,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
+        gate();
         ConsumeOutcome outcome = machine.consume(key, prefetch, noAck, exclusive, this);
         switch (outcome) {
             case ADDED -> consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
@@ -259,6 +292,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
+        gate();
         return machine.get(noAck, this).map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount()));
     }
 

@@ -140,13 +140,18 @@ class ClusterIT {
                     n -> node(n, controller).path("status").asText().equals("live")
                             && node(n, controller).path("incarnation").asLong() == incarnation + 1);
         }
-        try (Connection connection = connect(killed)) {
-            assertThat(connection
-                            .createChannel()
-                            .queueDeclarePassive("after-failover")
-                            .getQueue())
-                    .isEqualTo("after-failover");
-        }
+        // the restarted broker reaches the queue's home once their peer link is up again (within about a second)
+        awaitCondition(() -> {
+            try (Connection connection = connect(killed)) {
+                return connection
+                        .createChannel()
+                        .queueDeclarePassive("after-failover")
+                        .getQueue()
+                        .equals("after-failover");
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        });
     }
 
     @Test

@@ -6,6 +6,7 @@ import io.ganglion.broker.peer.PeerLinkConfig;
 import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.metadata.MetadataLog;
 import java.io.IOException;
@@ -71,15 +72,11 @@ public final class ClusterNode implements AutoCloseable {
             MetadataLog log,
             Clock clock,
             BiConsumer<NodeId, PeerMessage> messages,
-            Consumer<NodeId> disconnected)
+            Consumer<NodeId> disconnected,
+            Consumer<RecoveryRequest> recoveryRequests)
             throws IOException {
         NodeId self = new NodeId(selfSeed.id());
-        Controller controller = new Controller(
-                self,
-                log,
-                clock,
-                request ->
-                        LOG.debug("event=recovery_request_unsent request={} reason=replication_not_running", request));
+        Controller controller = new Controller(self, log, clock, recoveryRequests);
         PeerHandler handler = new PeerHandler() {
             @Override
             public void onConnected(NodeId peer, Incarnation peerIncarnation) {

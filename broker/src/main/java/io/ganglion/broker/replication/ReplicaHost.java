@@ -297,6 +297,16 @@ public final class ReplicaHost {
                 });
     }
 
+    /**
+     * Whether the owner of {@code epoch} may hand messages to consumers now: its lease holds (see {@code
+     * Replica.mayDeliver}). On the shard.
+     */
+    public boolean mayDeliverNow(Epoch epoch) {
+        return replica != null
+                && failure == null
+                && replica.mayDeliver(epoch, context.clockMs().getAsLong());
+    }
+
     /** The epoch this replica owns and admits publishes in, if any. On the shard. */
     public Optional<Epoch> owningNow() {
         return replica == null || failure != null ? Optional.empty() : replica.owning();

@@ -74,6 +74,9 @@ public final class RatisMetadataLog implements MetadataLog {
 
     private static final String DEFAULT_CLUSTER = "ganglion";
 
+    /** How long {@link #sync} waits for a read index before it answers with the image it has. */
+    static final long SYNC_TIMEOUT_MS = 2_000;
+
     /** How long a failed propose attempt waits before the client tries again (another peer, or the same leader). */
     private static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(25, TimeUnit.MILLISECONDS);
 
@@ -249,9 +252,19 @@ public final class RatisMetadataLog implements MetadataLog {
     @Override
     public CompletableFuture<MetadataImage> sync() {
         try {
+            // bounded: the client retries a read a server cannot serve yet (starting, no leader) for minutes
             return client.async()
                     .sendReadOnly(Message.EMPTY, RaftPeerId.valueOf(config.nodeId()))
-                    .handle((reply, failure) -> image());
+                    .orTimeout(SYNC_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                    .handle((reply, failure) -> {
+                        if (failure != null) {
+                            LOG.debug(
+                                    "event=metadata_sync_failed node={} reason={}",
+                                    config.nodeId(),
+                                    failure.toString());
+                        }
+                        return image();
+                    });
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(image());
         }
