@@ -893,6 +893,17 @@ public final class Replica {
             }
             return;
         }
+        if (follower != null && follower.epoch.compareTo(install.epoch()) >= 0) {
+            // A late request: the epoch is activated and this replica follows its owner, which feeds the log (as a
+            // learner). A copy from a source beside that stream would cut what the owner streamed and this follower
+            // reported durable (the source answers for the log as it was when asked, and the copy cuts past the
+            // point). Answer it as a catch-up: once the log durably holds the epoch's start record from its owner.
+            if (follower.epoch.equals(install.epoch())) {
+                catchingUp = new CatchingUp(install.controller(), install.epoch());
+                checkCaughtUp();
+            }
+            return;
+        }
         if (owner != null && !owner.epoch.isAfter(Epoch.of(install.epoch().value() - 1))) {
             owner = null;
         }
@@ -963,20 +974,22 @@ public final class Replica {
         if (installing == null || installing.copied || !reply.installEpoch().equals(installing.epoch)) {
             return;
         }
-        if (reply.truncateFrom() <= end) {
-            truncateLocal(reply.truncateFrom());
-        }
+        // The source computed truncateFrom for the log this replica described when it asked, which may be an older
+        // one (a late answer from a source asked before): cut only where a record truly differs from ours. One epoch
+        // has one log, so a record of the same epoch at the same offset is the same record; an answer without
+        // records cuts nothing (what lies past the point is cut once the copy holds it).
         List<Record> fresh = new ArrayList<>();
-        long expected = end + 1;
         for (Record record : reply.records()) {
-            if (record.offset() < expected) {
-                continue;
+            if (fresh.isEmpty() && record.offset() <= end) {
+                if (record.offset() < start || history.epochAt(record.offset()).equals(record.epoch())) {
+                    continue; // held already (or discarded: settled)
+                }
+                truncateLocal(record.offset()); // diverges: the source holds the point, its record is the one
             }
-            if (record.offset() != expected) {
+            if (record.offset() != end + 1 + fresh.size()) {
                 break;
             }
             fresh.add(record);
-            expected++;
         }
         if (!fresh.isEmpty()) {
             appendLocal(fresh);
