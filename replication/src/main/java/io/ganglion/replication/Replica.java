@@ -709,7 +709,7 @@ public final class Replica {
             return;
         }
         boolean truncated = false;
-        if (replicate.truncateFrom() >= 0 && replicate.truncateFrom() <= end) {
+        if (replicate.truncateFrom() >= 0 && replicate.truncateFrom() <= end && !staleTruncation(replicate)) {
             truncateLocal(replicate.truncateFrom());
             truncated = true;
         }
@@ -733,6 +733,26 @@ public final class Replica {
             out.add(new Flush());
             sendProgress(nowMs, false);
         }
+    }
+
+    /**
+     * Whether the owner's truncation answers a report older than this log: the owner computes it from a Progress, and
+     * a second report sent before the first truncation arrived makes it send another, which may reach this log after
+     * it truncated, took the owner's records and reported them durable (and the owner counted them). A truncation that
+     * would cut records of the epoch this replica follows is stale (only the owner writes them, so its log holds
+     * them), and so is one whose first record is the very record this log holds there (same epoch at that offset).
+     */
+    private boolean staleTruncation(Replicate replicate) {
+        OptionalLong followed = history.startOf(follower.epoch);
+        if (followed.isPresent() && followed.getAsLong() <= end) {
+            return true;
+        }
+        long from = replicate.truncateFrom();
+        if (replicate.records().isEmpty()) {
+            return false;
+        }
+        Record first = replicate.records().get(0);
+        return first.offset() == from && from >= start && history.epochAt(from).equals(first.epoch());
     }
 
     private void onSnapshot(NodeId from, Snapshot snapshot, long nowMs) {

@@ -325,6 +325,67 @@ class ReplicaTest {
                 .containsExactly(new ReplyInstalled(Harness.CONTROLLER, Epoch.of(2)));
     }
 
+    /**
+     * The owner tells a follower with a divergent suffix to truncate, but a second report from before the truncation
+     * arrives and the owner tells it again. Meanwhile the follower truncated, took the owner's records, reported them
+     * durable, and the owner counted them. The second truncation is stale: the follower never cuts records of the
+     * epoch it follows (only the owner writes them, so they are in its log) nor records identical to the ones the
+     * message carries.
+     */
+    @Test
+    void shouldIgnoreAStaleTruncationFromTheOwner() {
+        Harness harness = new Harness("a", "b");
+        Harness.Node a = harness.node("a");
+        Harness.Node b = harness.node("b");
+        java.nio.ByteBuffer body = java.nio.ByteBuffer.allocate(1);
+        a.log.add(new Record.EpochStart(Epoch.of(1), 0));
+        a.log.add(new Record.Message(Epoch.of(1), 1, new PublishId(1, 1), body));
+        a.log.add(new Record.Message(Epoch.of(1), 2, new PublishId(1, 2), body));
+        b.log.addAll(a.log);
+        // b also holds 2@3..4, written by an owner of epoch 2 that never confirmed them
+        b.log.add(new Record.EpochStart(Epoch.of(2), 3));
+        b.log.add(new Record.Message(Epoch.of(2), 4, new PublishId(2, 1), body));
+        a.durable = 2;
+        b.durable = 4;
+        a.replica = Replica.start(
+                Harness.OBJECT,
+                a.id,
+                new Incarnation(1),
+                harness.config,
+                new RecoveredLog(0, 2, EpochHistory.of(1, 0), Epoch.of(2), java.util.Map.of()));
+        b.replica = Replica.start(
+                Harness.OBJECT,
+                b.id,
+                new Incarnation(1),
+                harness.config,
+                new RecoveredLog(0, 4, EpochHistory.of(1, 0, 2, 3), Epoch.of(2), java.util.Map.of()));
+        harness.activate(3, 2, "a", "b"); // a writes 3@3; b reports its log
+        a.sync();
+        harness.tick(100); // b reports again before it hears from a
+        java.util.concurrent.atomic.AtomicInteger truncations = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.function.Predicate<PeerMessage> secondTruncation =
+                m -> m instanceof PeerMessage.Replicate r && r.truncateFrom() >= 0 && truncations.incrementAndGet() > 1;
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(secondTruncation);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        for (int i = 0; i < 3; i++) {
+            harness.publish("a", 3, 3, i);
+        }
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(secondTruncation);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        assertThat(truncations.get()).as("the owner told b to truncate twice").isGreaterThan(1);
+        assertThat(b.log).isEqualTo(a.log);
+        assertThat(a.replica.commitOffset()).as("b's copy of 3@3..6 counted").isEqualTo(6);
+        b.effects.clear();
+        harness.settle(); // the second truncation arrives
+        assertThat(b.effectsOf(ReplicaEffect.Truncate.class)).isEmpty();
+        assertThat(b.durable).isEqualTo(6);
+        assertThat(b.log).isEqualTo(a.log);
+    }
+
     @Test
     void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
         ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100);
