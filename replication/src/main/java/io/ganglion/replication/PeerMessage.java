@@ -11,7 +11,9 @@ public sealed interface PeerMessage {
 
     /**
      * Owner to follower: records of the owner's log, in order. When {@code truncateFrom} is not negative the follower
-     * first drops its records from that offset on: they diverge from the owner's log. {@code sentMs} is the owner's
+     * first drops its records from that offset on: they diverge from the owner's log (a follower ignores a stale one, sent
+     * on a report from before an earlier truncation: it never drops records of the epoch it follows, nor the record it
+     * holds at that offset when it is this message's first). {@code sentMs} is the owner's
      * clock when it sent this; the follower echoes the latest it received in its {@link Progress}, which renews the
      * owner lease. A Replicate without records and without truncation is a lease renewal: the follower answers it at
      * once.
@@ -54,7 +56,11 @@ public sealed interface PeerMessage {
         }
     }
 
-    /** Source to installer: truncate from {@code truncateFrom} (if within your log), then append {@code records}. */
+    /**
+     * Source to installer: your log differs from mine from {@code truncateFrom} (computed for the log the Fetch
+     * described), here are {@code records} from there. The installer skips the records it holds already and cuts only
+     * at the first that differs.
+     */
     record FetchReply(Epoch installEpoch, long truncateFrom, List<Record> records) implements PeerMessage {
         public FetchReply {
             Objects.requireNonNull(installEpoch, "installEpoch");

@@ -709,7 +709,7 @@ public final class Replica {
             return;
         }
         boolean truncated = false;
-        if (replicate.truncateFrom() >= 0 && replicate.truncateFrom() <= end) {
+        if (replicate.truncateFrom() >= 0 && replicate.truncateFrom() <= end && !staleTruncation(replicate)) {
             truncateLocal(replicate.truncateFrom());
             truncated = true;
         }
@@ -733,6 +733,26 @@ public final class Replica {
             out.add(new Flush());
             sendProgress(nowMs, false);
         }
+    }
+
+    /**
+     * Whether the owner's truncation answers a report older than this log: the owner computes it from a Progress, and
+     * a second report sent before the first truncation arrived makes it send another, which may reach this log after
+     * it truncated, took the owner's records and reported them durable (and the owner counted them). A truncation that
+     * would cut records of the epoch this replica follows is stale (only the owner writes them, so its log holds
+     * them), and so is one whose first record is the very record this log holds there (same epoch at that offset).
+     */
+    private boolean staleTruncation(Replicate replicate) {
+        OptionalLong followed = history.startOf(follower.epoch);
+        if (followed.isPresent() && followed.getAsLong() <= end) {
+            return true;
+        }
+        long from = replicate.truncateFrom();
+        if (replicate.records().isEmpty()) {
+            return false;
+        }
+        Record first = replicate.records().get(0);
+        return first.offset() == from && from >= start && history.epochAt(from).equals(first.epoch());
     }
 
     private void onSnapshot(NodeId from, Snapshot snapshot, long nowMs) {
@@ -893,6 +913,17 @@ public final class Replica {
             }
             return;
         }
+        if (follower != null && follower.epoch.compareTo(install.epoch()) >= 0) {
+            // A late request: the epoch is activated and this replica follows its owner, which feeds the log (as a
+            // learner). A copy from a source beside that stream would cut what the owner streamed and this follower
+            // reported durable (the source answers for the log as it was when asked, and the copy cuts past the
+            // point). Answer it as a catch-up: once the log durably holds the epoch's start record from its owner.
+            if (follower.epoch.equals(install.epoch())) {
+                catchingUp = new CatchingUp(install.controller(), install.epoch());
+                checkCaughtUp();
+            }
+            return;
+        }
         if (owner != null && !owner.epoch.isAfter(Epoch.of(install.epoch().value() - 1))) {
             owner = null;
         }
@@ -963,20 +994,22 @@ public final class Replica {
         if (installing == null || installing.copied || !reply.installEpoch().equals(installing.epoch)) {
             return;
         }
-        if (reply.truncateFrom() <= end) {
-            truncateLocal(reply.truncateFrom());
-        }
+        // The source computed truncateFrom for the log this replica described when it asked, which may be an older
+        // one (a late answer from a source asked before): cut only where a record truly differs from ours. One epoch
+        // has one log, so a record of the same epoch at the same offset is the same record; an answer without
+        // records cuts nothing (what lies past the point is cut once the copy holds it).
         List<Record> fresh = new ArrayList<>();
-        long expected = end + 1;
         for (Record record : reply.records()) {
-            if (record.offset() < expected) {
-                continue;
+            if (fresh.isEmpty() && record.offset() <= end) {
+                if (record.offset() < start || history.epochAt(record.offset()).equals(record.epoch())) {
+                    continue; // held already (or discarded: settled)
+                }
+                truncateLocal(record.offset()); // diverges: the source holds the point, its record is the one
             }
-            if (record.offset() != expected) {
+            if (record.offset() != end + 1 + fresh.size()) {
                 break;
             }
             fresh.add(record);
-            expected++;
         }
         if (!fresh.isEmpty()) {
             appendLocal(fresh);

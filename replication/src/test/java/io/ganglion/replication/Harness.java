@@ -222,6 +222,24 @@ final class Harness {
         nodes.get(message.to()).on(new ReplicaEvent.Received(message.from(), message.message()));
     }
 
+    /**
+     * Delivers messages in order until none are left, except those {@code held} picks: they stay in the network, in
+     * order, and travel at the next {@link #deliverAll} (a slow link).
+     */
+    void deliverAllHolding(java.util.function.Predicate<PeerMessage> held) {
+        ArrayDeque<Message> kept = new ArrayDeque<>();
+        while (!network.isEmpty()) {
+            Message message = network.poll();
+            if (held.test(message.message())) {
+                kept.add(message);
+            } else {
+                network.addFirst(message);
+                deliverOne();
+            }
+        }
+        network.addAll(kept);
+    }
+
     int inFlight() {
         return network.size();
     }

@@ -228,6 +228,164 @@ class ReplicaTest {
         assertThat(harness.node("a").effectsOf(ReplyInstalled.class)).hasSize(1);
     }
 
+    /**
+     * Seeds 1048 and 1581 of the simulator: an install request for epoch 2 reached a member after epoch 2 was activated
+     * and it already followed the new owner. The install ran beside the follower role: the owner streamed epoch 2 into
+     * the log, the follower reported it durable and the owner counted it, then the answer to the install's first Fetch
+     * (computed for the log as it was, empty or behind) told it to truncate from there, and the finished copy cut
+     * everything past the recovery point, epoch 2 included.
+     */
+    @Test
+    void shouldNotCutWhatItFollowedWhenAnInstallOfThatEpochArrivesLate() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 4; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // everyone holds 1@0..4
+        harness.down.add(NodeId.of("c"));
+        for (int i = 4; i < 8; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // a and b hold 1@0..8, c 1@0..4
+        harness.down.clear();
+        // recovery of epoch 2 at (1, 8): a and b install (they hold the point), c is unreachable meanwhile
+        harness.install("a", 2, LogPosition.of(1, 8), "b");
+        harness.install("b", 2, LogPosition.of(1, 8), "a");
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("a"), NodeId.of("c")), true);
+        harness.assign(second, 2, Set.of(NodeId.of("a"), NodeId.of("b")));
+        Harness.Node c = harness.node("c");
+        // the install request to c was slow: it arrives now that c follows epoch 2 as a learner
+        harness.install("c", 2, LogPosition.of(1, 8), "a");
+        java.util.function.Predicate<PeerMessage> installTraffic =
+                m -> m instanceof PeerMessage.Fetch || m instanceof PeerMessage.FetchReply;
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(installTraffic);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        for (int i = 0; i < 3; i++) {
+            harness.publish("b", 2, 2, i);
+        }
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(installTraffic);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        Harness.Node owner = harness.node("b");
+        assertThat(c.log).as("c followed the owner into epoch 2").isEqualTo(owner.log);
+        long reported = c.durable;
+        assertThat(reported).isEqualTo(12);
+        harness.settle(); // whatever the install sent travels now
+        assertThat(c.effectsOf(ReplicaEffect.Truncate.class))
+                .as("nothing c reported durable in epoch 2 is cut")
+                .isEmpty();
+        assertThat(c.log).isEqualTo(owner.log);
+        assertThat(c.durable).isEqualTo(reported);
+        assertThat(c.effectsOf(ReplyInstalled.class))
+                .as("answered like a catch-up: c durably holds the epoch's start record from its owner")
+                .containsExactly(new ReplyInstalled(Harness.CONTROLLER, Epoch.of(2)));
+    }
+
+    /**
+     * An installer asks a source, hears nothing within {@code installRetryMs}, asks another and copies from it; then
+     * the first source's answer arrives, computed for the log as it was when asked. Its {@code truncateFrom} is stale:
+     * the installer cuts only where a record truly differs from its own (one epoch has one log: a record is known by
+     * its epoch and offset), never records it holds already.
+     */
+    @Test
+    void shouldNotCutRecordsItHoldsWhenAnInstallAnswerIsStale() {
+        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 2, 200, 100, 64, 500, 400, 100);
+        Harness harness = new Harness(config, "a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        harness.settle();
+        harness.down.add(NodeId.of("c"));
+        for (int i = 0; i < 8; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // a and b hold 1@0..8, c 1@0
+        harness.down.clear();
+        Harness.Node c = harness.node("c");
+        harness.install("c", 2, LogPosition.of(1, 8), "a", "b");
+        harness.deliverOne(); // the Fetch for c's empty log reaches a; its answer travels next
+        harness.deliverOne(); // a's answer (records 1..2, fetchRecords = 2) reaches c, which asks a again
+        harness.deliverOne(); // a answers 3..4
+        harness.deliverOne();
+        assertThat(c.log).hasSize(5);
+        c.effects.clear();
+        // a late answer to a Fetch c sent when its log ended at 0: truncate from 1, records 1..2
+        c.on(new ReplicaEvent.Received(
+                NodeId.of("a"),
+                new PeerMessage.FetchReply(Epoch.of(2), 1, harness.node("a").log.subList(1, 3))));
+        assertThat(c.effectsOf(ReplicaEffect.Truncate.class))
+                .as("records 1..2 are the ones c holds: nothing to cut")
+                .isEmpty();
+        harness.settle();
+        assertThat(c.log).isEqualTo(harness.node("a").log);
+        assertThat(c.effectsOf(ReplicaEffect.Truncate.class)).isEmpty();
+        assertThat(c.effectsOf(ReplyInstalled.class))
+                .containsExactly(new ReplyInstalled(Harness.CONTROLLER, Epoch.of(2)));
+    }
+
+    /**
+     * The owner tells a follower with a divergent suffix to truncate, but a second report from before the truncation
+     * arrives and the owner tells it again. Meanwhile the follower truncated, took the owner's records, reported them
+     * durable, and the owner counted them. The second truncation is stale: the follower never cuts records of the
+     * epoch it follows (only the owner writes them, so they are in its log) nor records identical to the ones the
+     * message carries.
+     */
+    @Test
+    void shouldIgnoreAStaleTruncationFromTheOwner() {
+        Harness harness = new Harness("a", "b");
+        Harness.Node a = harness.node("a");
+        Harness.Node b = harness.node("b");
+        java.nio.ByteBuffer body = java.nio.ByteBuffer.allocate(1);
+        a.log.add(new Record.EpochStart(Epoch.of(1), 0));
+        a.log.add(new Record.Message(Epoch.of(1), 1, new PublishId(1, 1), body));
+        a.log.add(new Record.Message(Epoch.of(1), 2, new PublishId(1, 2), body));
+        b.log.addAll(a.log);
+        // b also holds 2@3..4, written by an owner of epoch 2 that never confirmed them
+        b.log.add(new Record.EpochStart(Epoch.of(2), 3));
+        b.log.add(new Record.Message(Epoch.of(2), 4, new PublishId(2, 1), body));
+        a.durable = 2;
+        b.durable = 4;
+        a.replica = Replica.start(
+                Harness.OBJECT,
+                a.id,
+                new Incarnation(1),
+                harness.config,
+                new RecoveredLog(0, 2, EpochHistory.of(1, 0), Epoch.of(2), java.util.Map.of()));
+        b.replica = Replica.start(
+                Harness.OBJECT,
+                b.id,
+                new Incarnation(1),
+                harness.config,
+                new RecoveredLog(0, 4, EpochHistory.of(1, 0, 2, 3), Epoch.of(2), java.util.Map.of()));
+        harness.activate(3, 2, "a", "b"); // a writes 3@3; b reports its log
+        a.sync();
+        harness.tick(100); // b reports again before it hears from a
+        java.util.concurrent.atomic.AtomicInteger truncations = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.function.Predicate<PeerMessage> secondTruncation =
+                m -> m instanceof PeerMessage.Replicate r && r.truncateFrom() >= 0 && truncations.incrementAndGet() > 1;
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(secondTruncation);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        for (int i = 0; i < 3; i++) {
+            harness.publish("a", 3, 3, i);
+        }
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllHolding(secondTruncation);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        assertThat(truncations.get()).as("the owner told b to truncate twice").isGreaterThan(1);
+        assertThat(b.log).isEqualTo(a.log);
+        assertThat(a.replica.commitOffset()).as("b's copy of 3@3..6 counted").isEqualTo(6);
+        b.effects.clear();
+        harness.settle(); // the second truncation arrives
+        assertThat(b.effectsOf(ReplicaEffect.Truncate.class)).isEmpty();
+        assertThat(b.durable).isEqualTo(6);
+        assertThat(b.log).isEqualTo(a.log);
+    }
+
     @Test
     void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
         ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100);
