@@ -119,6 +119,13 @@ final class FailoverBench implements Runnable {
     double before;
 
     @Option(
+            names = "--warmup",
+            defaultValue = "5",
+            description =
+                    "seconds of load before the measured part, left out of every figure (default ${DEFAULT-VALUE})")
+    double warmup;
+
+    @Option(
             names = "--duration-after",
             defaultValue = "30",
             description = "seconds of load after the kill (default ${DEFAULT-VALUE})")
@@ -207,12 +214,13 @@ final class FailoverBench implements Runnable {
             console.println("bench failover: " + target.description());
             console.printf(
                     Locale.ROOT,
-                    "  %d queues %s, %d msg/s each, %d B bodies, %s s before and %s s after the kill, restart %s, unknown"
-                            + " after %s s, %d trial(s)%n",
+                    "  %d queues %s, %d msg/s each, %d B bodies, %s s warm-up, %s s before and %s s after the kill,"
+                            + " restart %s, unknown after %s s, %d trial(s)%n",
                     queueCount(target),
                     queueArgs,
                     rate,
                     size,
+                    fmt(warmup),
                     fmt(before),
                     fmt(after),
                     restartAfter < 0 ? "after the load" : "+" + fmt(restartAfter) + " s",
@@ -241,7 +249,7 @@ final class FailoverBench implements Runnable {
     }
 
     private void validate() {
-        if (trials < 1 || rate < 1 || size < 16 || before < 2 || after < 2 || timeout <= 0) {
+        if (trials < 1 || rate < 1 || size < 16 || before < 2 || after < 2 || timeout <= 0 || warmup < 0) {
             throw new Main.UsageError(
                     "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0");
         }
@@ -337,9 +345,10 @@ final class FailoverBench implements Runnable {
 
         long origin = System.nanoTime();
         long publishFrom = SECOND / 2;
-        long killAt = publishFrom + (long) (before * SECOND);
+        long killAt = publishFrom + (long) ((warmup + before) * SECOND);
         long publishUntil = killAt + (long) (after * SECOND);
-        int capacity = (int) Math.min(Integer.MAX_VALUE - 8, (long) ((before + after + 2) * rate * 1.1) + 1000);
+        int capacity =
+                (int) Math.min(Integer.MAX_VALUE - 8, (long) ((warmup + before + after + 2) * rate * 1.1) + 1000);
         long runId = new SecureRandom().nextLong();
         List<FailoverWorkload> loads = new ArrayList<>();
         List<String> clientNodes = new ArrayList<>();
@@ -529,8 +538,9 @@ final class FailoverBench implements Runnable {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
-        long first = FailoverStats.firstConfirmAfter(confirms, kill);
-        long[] beforeKill = FailoverStats.latencies(load.sendTimes, confirms, count, publishFrom + SECOND, kill);
+        long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
+        long[] beforeKill =
+                FailoverStats.latencies(load.sendTimes, confirms, count, publishFrom + (long) (warmup * SECOND), kill);
         long[] afterRecovery = pause.censored()
                 ? new long[0]
                 : FailoverStats.latencies(load.sendTimes, confirms, count, pause.endNanos() + SECOND, publishUntil);
@@ -761,6 +771,7 @@ final class FailoverBench implements Runnable {
         config.put("queue_args", queueArgs);
         config.put("rate_per_queue", rate);
         config.put("body_bytes", size);
+        config.put("warmup_seconds", warmup);
         config.put("seconds_before", before);
         config.put("seconds_after", after);
         config.put("restart_after_seconds", restartAfter);

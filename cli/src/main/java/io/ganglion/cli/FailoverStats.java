@@ -28,28 +28,27 @@ final class FailoverStats {
     record Pause(long nanos, long endNanos, boolean censored) {}
 
     /**
-     * The longest gap between consecutive confirm times that ends after {@code killNanos}. The gap before the first
-     * confirm after the kill starts at the last confirm before it (or at the kill when there was none). When nothing was
-     * confirmed after the kill, the pause runs to {@code endNanos} and is censored: the queue did not come back in the
-     * window.
+     * The longest gap between consecutive confirm times that ends after {@code killNanos}, counting the silence from the
+     * last confirm before the kill (or the kill itself when there was none) and the silence from the last confirm to
+     * {@code endNanos}. When that trailing silence is the longest, the pause is censored: the queue had not come back
+     * (or stopped again) by the end of the window, so the true pause is at least this long.
      *
      * @param confirmTimes confirm times in any order; {@link #NONE} entries are ignored
      */
     static Pause pause(long[] confirmTimes, long killNanos, long endNanos) {
-        long[] times =
-                Arrays.stream(confirmTimes).filter(t -> t != NONE).sorted().toArray();
+        long[] times = Arrays.stream(confirmTimes)
+                .filter(t -> t != NONE && t <= endNanos)
+                .sorted()
+                .toArray();
         long previous = killNanos;
         int first = 0;
         while (first < times.length && times[first] <= killNanos) {
             previous = times[first];
             first++;
         }
-        if (first == times.length) {
-            return new Pause(endNanos - previous, endNanos, true);
-        }
-        long longest = 0;
-        long end = times[first];
-        for (int i = first; i < times.length && times[i] <= endNanos; i++) {
+        long longest = -1;
+        long end = endNanos;
+        for (int i = first; i < times.length; i++) {
             long gap = times[i] - previous;
             if (gap > longest) {
                 longest = gap;
@@ -57,14 +56,22 @@ final class FailoverStats {
             }
             previous = times[i];
         }
+        long trailing = endNanos - previous;
+        if (trailing > longest) {
+            return new Pause(trailing, endNanos, true);
+        }
         return new Pause(longest, end, false);
     }
 
-    /** The first confirm strictly after the kill, or {@link #NONE}. */
-    static long firstConfirmAfter(long[] confirmTimes, long killNanos) {
+    /**
+     * The first confirm of a message sent after the kill, or {@link #NONE}: when the queue served again. (Confirms of
+     * messages sent before the kill may still arrive just after it and say nothing about recovery.)
+     */
+    static long firstConfirmAfter(long[] sendTimes, long[] confirmTimes, int count, long killNanos) {
         long first = Long.MAX_VALUE;
-        for (long t : confirmTimes) {
-            if (t != NONE && t > killNanos && t < first) {
+        for (int i = 0; i < count; i++) {
+            long t = confirmTimes[i];
+            if (t != NONE && sendTimes[i] > killNanos && t < first) {
                 first = t;
             }
         }

@@ -157,7 +157,7 @@ final class RabbitMqTarget implements FailoverTarget {
 
     @Override
     public String description() {
-        return "rabbitmq " + version() + " (" + nodes.size() + " nodes started by the bench, data under " + root + ")";
+        return "rabbitmq " + version() + " (" + nodes.size() + " nodes started by the bench)";
     }
 
     @Override
@@ -277,8 +277,9 @@ final class RabbitMqTarget implements FailoverTarget {
                         FailoverTarget.shell(
                                 "kill -9 " + Files.readString(pid).strip() + " 2>/dev/null; true", Map.of(), 10);
                     }
-                } catch (IOException | InterruptedException ignored) {
-                    // best effort at shutdown; the node's folder says what ran
+                } catch (IOException | InterruptedException again) {
+                    System.err.println(
+                            "bench: could not stop RabbitMQ node " + node.name() + ": " + again.getMessage());
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
