@@ -1,0 +1,898 @@
+package io.ganglion.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleFunction;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ganglion bench failover} (issue 8): one queue per broker, a publisher per queue at a fixed rate with confirms
+ * and a consumer per queue with acks, all clients on brokers that survive; then kill -9 a broker and measure, per
+ * queue, the pause in confirms, the time to the first confirm after the kill, unknown outcomes, lost and duplicated
+ * messages, and confirm latency before the kill and after recovery. Scenarios: kill an owner that is not the
+ * controller, kill the controller; each with the follower loss hold at its default and at 0; several trials each.
+ *
+ * <p>Targets: Ganglion brokers started by the bench (default), three RabbitMQ nodes started by the bench
+ * ({@code --rabbitmq}), or brokers it did not start ({@code --uri} with kill and restart commands). Output: a table, a
+ * JSON file and an SVG chart of confirms per second per queue around the kill.
+ */
+@Command(
+        name = "failover",
+        description = "Kill -9 a queue owner or the controller under load; pauses, unknown outcomes, lost, duplicates.")
+final class FailoverBench implements Runnable {
+    private static final long SECOND = 1_000_000_000L;
+    private static final long BUCKET = 200_000_000L;
+
+    @Option(names = "--rabbitmq", description = "run against 3 RabbitMQ nodes started by the bench (rabbitmq-server)")
+    boolean rabbitmq;
+
+    @Option(names = "--uri", description = "external target: the AMQP URI of a node (repeat, one per node)")
+    List<String> uris = new ArrayList<>();
+
+    @Option(names = "--node", description = "external target: the node names, in --uri order (default node-1..)")
+    List<String> nodeNames = new ArrayList<>();
+
+    @Option(names = "--kill-cmd", description = "external: shell command killing {node} ({index} is 1-based)")
+    String killCommand;
+
+    @Option(names = "--restart-cmd", description = "external: shell command starting {node} again")
+    String restartCommand;
+
+    @Option(
+            names = "--owners-cmd",
+            description = "external: prints queue owners as JSON [{name, leader, members}] (rabbitmqctl list_queues"
+                    + " name leader members --formatter json)")
+    String ownersCommand;
+
+    @Option(names = "--controller-cmd", description = "external: prints the controller's node name")
+    String controllerCommand;
+
+    @Option(names = "--hold-cmd", description = "external: sets the follower loss hold to {ms}")
+    String holdCommand;
+
+    @Option(names = "--health-cmd", description = "external: exits 0 when the cluster is whole")
+    String healthCommand;
+
+    @Option(names = "--ganglion-http", description = "external Ganglion: HTTP API base URL per node, in --uri order")
+    List<String> ganglionHttp = new ArrayList<>();
+
+    @Option(names = "--http-user", defaultValue = "guest", description = "Ganglion HTTP API user")
+    String httpUser;
+
+    @Option(names = "--http-password", defaultValue = "guest", description = "Ganglion HTTP API password")
+    String httpPassword;
+
+    @Option(
+            names = "--brokers",
+            defaultValue = "3",
+            description = "brokers the bench starts (default ${DEFAULT-VALUE})")
+    int brokers;
+
+    @Option(names = "--queues", description = "queues (default: one per node)")
+    Integer queues;
+
+    @Option(
+            names = "--queue-args",
+            split = ",",
+            description = "queue declare arguments (default x-queue-type=quorum; today's Ganglion cluster:"
+                    + " x-queue-type=classic)")
+    Map<String, String> queueArgs = new LinkedHashMap<>(Map.of("x-queue-type", "quorum"));
+
+    @Option(names = "--rate", defaultValue = "1000", description = "msg/s per queue (default ${DEFAULT-VALUE})")
+    int rate;
+
+    @Option(names = "--size", defaultValue = "100", description = "body bytes (default ${DEFAULT-VALUE})")
+    int size;
+
+    @Option(
+            names = "--trials",
+            defaultValue = "3",
+            description = "trials per scenario and hold (default ${DEFAULT-VALUE})")
+    int trials;
+
+    @Option(
+            names = "--duration-before",
+            defaultValue = "20",
+            description = "seconds of load before the kill (default ${DEFAULT-VALUE})")
+    double before;
+
+    @Option(
+            names = "--warmup",
+            defaultValue = "5",
+            description =
+                    "seconds of load before the measured part, left out of every figure (default ${DEFAULT-VALUE})")
+    double warmup;
+
+    @Option(
+            names = "--duration-after",
+            defaultValue = "30",
+            description = "seconds of load after the kill (default ${DEFAULT-VALUE})")
+    double after;
+
+    @Option(
+            names = "--restart-after",
+            defaultValue = "15",
+            description = "restart the killed node this many seconds after the kill; negative: after the load"
+                    + " (default ${DEFAULT-VALUE})")
+    double restartAfter;
+
+    @Option(
+            names = "--timeout",
+            defaultValue = "10",
+            description = "seconds without a confirm before a publish's outcome is unknown (default ${DEFAULT-VALUE})")
+    double timeout;
+
+    @Option(
+            names = "--scenarios",
+            split = ",",
+            defaultValue = "owner,controller",
+            description = "owner (kill an owner that is not the controller), controller (default ${DEFAULT-VALUE})")
+    List<String> scenarios;
+
+    @Option(
+            names = "--holds",
+            split = ",",
+            defaultValue = "default,0",
+            description = "follower loss hold values in ms, or default (default ${DEFAULT-VALUE})")
+    List<String> holds;
+
+    @Option(
+            names = "--out",
+            description = "folder for failover.json and failover.svg (default data/bench/failover-<time>)")
+    Path out;
+
+    @Option(names = "--dir", description = "data folder of the brokers the bench starts (default: a temporary folder)")
+    Path dir;
+
+    @Option(
+            names = "--heap",
+            defaultValue = "512m",
+            description = "-Xmx of each Ganglion broker (default ${DEFAULT-VALUE})")
+    String heap;
+
+    private final PrintStream console = System.out;
+
+    /** One queue in one trial. */
+    record QueueResult(
+            String queue,
+            String owner,
+            List<String> members,
+            String role,
+            String clientNode,
+            double pauseSeconds,
+            boolean pauseCensored,
+            double firstConfirmSeconds,
+            long sent,
+            long skipped,
+            FailoverStats.Accounting accounting,
+            double p50BeforeMs,
+            double p99BeforeMs,
+            double p50AfterMs,
+            double p99AfterMs,
+            double[] confirmRate) {}
+
+    record Trial(
+            String scenario,
+            String hold,
+            int trial,
+            String victim,
+            String controller,
+            double killAtSeconds,
+            double restartAtSeconds,
+            double restartReadySeconds,
+            List<QueueResult> queues) {}
+
+    @Override
+    public void run() {
+        validate();
+        String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
+        Path outDir = out != null ? out : Path.of("data", "bench", "failover-" + stamp);
+        try (FailoverTarget target = target()) {
+            Files.createDirectories(outDir);
+            console.println("bench failover: " + target.description());
+            console.printf(
+                    Locale.ROOT,
+                    "  %d queues %s, %d msg/s each, %d B bodies, %s s warm-up, %s s before and %s s after the kill,"
+                            + " restart %s, unknown after %s s, %d trial(s)%n",
+                    queueCount(target),
+                    queueArgs,
+                    rate,
+                    size,
+                    fmt(warmup),
+                    fmt(before),
+                    fmt(after),
+                    restartAfter < 0 ? "after the load" : "+" + fmt(restartAfter) + " s",
+                    fmt(timeout),
+                    trials);
+            List<String> holdValues = holdValues(target);
+            List<Trial> results = new ArrayList<>();
+            for (String scenario : scenarios) {
+                if (scenario.equals("controller") && !target.hasController()) {
+                    console.println("scenario controller: skipped, this target has no controller");
+                    continue;
+                }
+                for (String hold : holdValues) {
+                    for (int trial = 1; trial <= trials; trial++) {
+                        results.add(runTrial(target, scenario, hold, trial, stamp));
+                    }
+                }
+            }
+            report(target, results, outDir);
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted");
+        }
+    }
+
+    private void validate() {
+        if (trials < 1 || rate < 1 || size < 16 || before < 2 || after < 2 || timeout <= 0 || warmup < 0) {
+            throw new Main.UsageError(
+                    "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0");
+        }
+        for (String scenario : scenarios) {
+            if (!scenario.equals("owner") && !scenario.equals("controller")) {
+                throw new Main.UsageError("unknown scenario '" + scenario + "': owner or controller");
+            }
+        }
+        if (!uris.isEmpty() && (killCommand == null || restartCommand == null)) {
+            throw new Main.UsageError("an external target (--uri) needs --kill-cmd and --restart-cmd");
+        }
+        if (rabbitmq && !uris.isEmpty()) {
+            throw new Main.UsageError("--rabbitmq and --uri exclude each other");
+        }
+    }
+
+    private FailoverTarget target() throws IOException, InterruptedException {
+        if (!uris.isEmpty()) {
+            Map<String, String> byNode = new LinkedHashMap<>();
+            Map<String, String> http = new LinkedHashMap<>();
+            for (int i = 0; i < uris.size(); i++) {
+                String name = i < nodeNames.size() ? nodeNames.get(i) : "node-" + (i + 1);
+                byNode.put(name, uris.get(i));
+                if (i < ganglionHttp.size()) {
+                    http.put(name, ganglionHttp.get(i));
+                }
+            }
+            return new CommandTarget(
+                    byNode,
+                    new CommandTarget.Commands(
+                            killCommand, restartCommand, ownersCommand, controllerCommand, holdCommand, healthCommand),
+                    http,
+                    httpUser,
+                    httpPassword);
+        }
+        Path root = dir != null
+                ? dir
+                : Files.createTempDirectory(rabbitmq ? "rabbitmq-failover-bench" : "ganglion-failover-bench");
+        if (rabbitmq) {
+            if (!RabbitMqTarget.installed()) {
+                throw new IllegalStateException("rabbitmq-server is not installed (no " + RabbitMqTarget.HOME
+                        + "/bin/rabbitmq-server): apt-get install rabbitmq-server, or point the bench at running"
+                        + " brokers with --uri, --kill-cmd, --restart-cmd and --owners-cmd");
+            }
+            console.println("starting " + brokers + " RabbitMQ nodes under " + root + " ...");
+            return RabbitMqTarget.start(root, brokers);
+        }
+        console.println("starting " + brokers + " Ganglion brokers under " + root + " ...");
+        return GanglionTarget.start(root, brokers, List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+    }
+
+    private int queueCount(FailoverTarget target) {
+        return queues != null ? queues : target.nodes().size();
+    }
+
+    private List<String> holdValues(FailoverTarget target) throws IOException, InterruptedException {
+        OptionalLong defaultHold = target.defaultHoldMs();
+        boolean settable = defaultHold.isPresent() || holdCommand != null;
+        if (!settable) {
+            console.println("  this target has no follower loss hold: one run per scenario (hold n/a)");
+            return List.of("n/a");
+        }
+        List<String> values = new ArrayList<>();
+        for (String hold : holds) {
+            if (hold.equals("default") && defaultHold.isEmpty()) {
+                throw new Main.UsageError("the target does not report its default hold: give --holds in ms");
+            }
+            values.add(hold);
+        }
+        return values;
+    }
+
+    private Trial runTrial(FailoverTarget target, String scenario, String hold, int trial, String stamp)
+            throws IOException, InterruptedException {
+        String label = String.format(Locale.ROOT, "%s hold=%s trial %d/%d", scenario, hold, trial, trials);
+        target.awaitHealthy();
+        if (!hold.equals("n/a")) {
+            long ms = hold.equals("default") ? target.defaultHoldMs().orElseThrow() : Long.parseLong(hold);
+            target.setHoldMs(ms);
+        }
+        List<String> nodes = target.nodes();
+        List<String> names = new ArrayList<>();
+        for (int q = 0; q < queueCount(target); q++) {
+            String name = String.format(
+                    Locale.ROOT, "failover-%s-%s-%s-%d-q%d", stamp, scenario, hold.replace("/", ""), trial, q + 1);
+            declare(target.amqpUri(nodes.get(q % nodes.size())), name);
+            names.add(name);
+        }
+        Map<String, FailoverTarget.Placement> placements = awaitPlacements(target, names);
+        Optional<String> controller = target.controller();
+        String victim = victim(scenario, trial, nodes, names, placements, controller);
+        List<String> survivors = nodes.stream().filter(n -> !n.equals(victim)).toList();
+
+        long origin = System.nanoTime();
+        long publishFrom = SECOND / 2;
+        long killAt = publishFrom + (long) ((warmup + before) * SECOND);
+        long publishUntil = killAt + (long) (after * SECOND);
+        int capacity =
+                (int) Math.min(Integer.MAX_VALUE - 8, (long) ((warmup + before + after + 2) * rate * 1.1) + 1000);
+        long runId = new SecureRandom().nextLong();
+        List<FailoverWorkload> loads = new ArrayList<>();
+        List<String> clientNodes = new ArrayList<>();
+        ScheduledExecutorService progress = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread thread = new Thread(r, "bench-progress");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long restartAtNanos = FailoverStats.NONE;
+        long restartReadyNanos = FailoverStats.NONE;
+        long killNanos;
+        try {
+            for (int q = 0; q < names.size(); q++) {
+                FailoverTarget.Placement placement = placements.get(names.get(q));
+                String client =
+                        survivors.contains(placement.owner()) ? placement.owner() : survivors.get(q % survivors.size());
+                clientNodes.add(client);
+                String uri = target.amqpUri(client);
+                loads.add(new FailoverWorkload(
+                        names.get(q), uri, uri, rate, size, (long) (timeout * SECOND), origin, capacity, runId));
+            }
+            for (FailoverWorkload load : loads) {
+                load.startConsumer();
+            }
+            for (FailoverWorkload load : loads) {
+                load.startPublisher(publishFrom, publishUntil);
+            }
+            long[] lastConfirmed = new long[loads.size()];
+            progress.scheduleAtFixedRate(
+                    () -> progressLine(label, victim, loads, lastConfirmed, origin, killAt), 1, 1, TimeUnit.SECONDS);
+            sleepUntil(origin, killAt);
+            killNanos = System.nanoTime() - origin;
+            target.kill(victim);
+            CompletableFuture<long[]> restart = null;
+            if (restartAfter >= 0) {
+                long restartAt = killNanos + (long) (restartAfter * SECOND);
+                restart = CompletableFuture.supplyAsync(() -> {
+                    try {
+                        sleepUntil(origin, restartAt);
+                        long issued = System.nanoTime() - origin;
+                        target.restart(victim);
+                        return new long[] {issued, System.nanoTime() - origin};
+                    } catch (IOException e) {
+                        throw new IllegalStateException("restarting " + victim + ": " + e.getMessage(), e);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        throw new IllegalStateException("interrupted");
+                    }
+                });
+            }
+            sleepUntil(origin, publishUntil);
+            for (FailoverWorkload load : loads) {
+                load.stopPublisher();
+            }
+            progress.shutdownNow();
+            clearProgress();
+            long[] restarted;
+            if (restart != null) {
+                try {
+                    restarted = restart.get();
+                } catch (ExecutionException e) {
+                    throw new IOException(e.getCause().getMessage(), e.getCause());
+                }
+            } else {
+                long issued = System.nanoTime() - origin;
+                target.restart(victim);
+                restarted = new long[] {issued, System.nanoTime() - origin};
+            }
+            restartAtNanos = restarted[0];
+            restartReadyNanos = restarted[1];
+            target.awaitHealthy();
+            for (FailoverWorkload load : loads) {
+                load.drain(SECOND, 15 * SECOND, 120 * SECOND);
+            }
+            for (FailoverWorkload load : loads) {
+                load.stopConsumer();
+            }
+        } finally {
+            progress.shutdownNow();
+            for (FailoverWorkload load : loads) {
+                load.close();
+            }
+        }
+        deleteQueues(target, names);
+
+        List<QueueResult> queueResults = new ArrayList<>();
+        for (int q = 0; q < loads.size(); q++) {
+            queueResults.add(measure(
+                    loads.get(q),
+                    placements.get(names.get(q)),
+                    victim,
+                    clientNodes.get(q),
+                    publishFrom,
+                    killNanos,
+                    publishUntil));
+        }
+        Trial result = new Trial(
+                scenario,
+                hold,
+                trial,
+                victim,
+                controller.orElse(null),
+                seconds(killNanos),
+                seconds(restartAtNanos - killNanos),
+                seconds(restartReadyNanos - killNanos),
+                queueResults);
+        printTrial(result);
+        return result;
+    }
+
+    private void declare(String uri, String queue) throws IOException {
+        Map<String, Object> arguments = new LinkedHashMap<>();
+        queueArgs.forEach((key, value) -> arguments.put(key, argument(value)));
+        try (Connection connection = FailoverWorkload.connect(uri, "bench-declare")) {
+            Channel channel = connection.createChannel();
+            channel.queueDeclare(queue, true, false, false, arguments);
+        } catch (IOException e) {
+            String reason = e.getCause() != null ? e.getCause().getMessage() : e.getMessage();
+            throw new IOException("declaring " + queue + " with " + queueArgs + " through " + uri + " failed: " + reason
+                    + (reason != null && reason.contains("540")
+                            ? " (a Ganglion cluster refuses quorum queues until replication is wired:"
+                                    + " --queue-args x-queue-type=classic)"
+                            : ""));
+        }
+    }
+
+    /** A declare argument from text: integers and booleans as such, anything else a string. */
+    static Object argument(String value) {
+        if (value.equals("true") || value.equals("false")) {
+            return Boolean.parseBoolean(value);
+        }
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            return value;
+        }
+    }
+
+    private Map<String, FailoverTarget.Placement> awaitPlacements(FailoverTarget target, List<String> names)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + 30 * SECOND;
+        while (true) {
+            Map<String, FailoverTarget.Placement> placements = target.placements(names);
+            if (placements.keySet().containsAll(names)) {
+                return placements;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IOException("the target did not report an owner for every queue within 30 s: " + placements);
+            }
+            Thread.sleep(200);
+        }
+    }
+
+    /**
+     * The node to kill: for {@code owner}, a node that owns a queue and is not the controller, rotating over trials; for
+     * {@code controller}, the controller.
+     */
+    static String victim(
+            String scenario,
+            int trial,
+            List<String> nodes,
+            List<String> queues,
+            Map<String, FailoverTarget.Placement> placements,
+            Optional<String> controller) {
+        if (scenario.equals("controller")) {
+            return controller.orElseThrow(() -> new IllegalStateException("no controller is known"));
+        }
+        List<String> candidates = nodes.stream()
+                .filter(node -> controller.map(c -> !c.equals(node)).orElse(true))
+                .filter(node ->
+                        queues.stream().anyMatch(q -> placements.get(q).owner().equals(node)))
+                .toList();
+        if (candidates.isEmpty()) {
+            throw new IllegalStateException("no broker owns a queue without being the controller: " + placements);
+        }
+        return candidates.get((trial - 1) % candidates.size());
+    }
+
+    private QueueResult measure(
+            FailoverWorkload load,
+            FailoverTarget.Placement placement,
+            String victim,
+            String client,
+            long publishFrom,
+            long kill,
+            long publishUntil) {
+        int count = load.sentCount();
+        long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
+        FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
+        long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
+        long[] beforeKill =
+                FailoverStats.latencies(load.sendTimes, confirms, count, publishFrom + (long) (warmup * SECOND), kill);
+        long[] afterRecovery = pause.censored()
+                ? new long[0]
+                : FailoverStats.latencies(load.sendTimes, confirms, count, pause.endNanos() + SECOND, publishUntil);
+        long chartFrom = kill - (long) (before * SECOND);
+        return new QueueResult(
+                load.queue,
+                placement.owner(),
+                placement.members(),
+                placement.roleOf(victim),
+                client,
+                seconds(pause.nanos()),
+                pause.censored(),
+                first == FailoverStats.NONE ? Double.NaN : seconds(first - kill),
+                count,
+                load.skippedCount(),
+                FailoverStats.account(load.outcomes, load.deliveries, load.redeliveredDuplicates, count),
+                millis(FailoverStats.percentile(beforeKill, 0.50)),
+                millis(FailoverStats.percentile(beforeKill, 0.99)),
+                millis(FailoverStats.percentile(afterRecovery, 0.50)),
+                millis(FailoverStats.percentile(afterRecovery, 0.99)),
+                FailoverStats.confirmRate(confirms, chartFrom, publishUntil, BUCKET));
+    }
+
+    private static double seconds(long nanos) {
+        return nanos == FailoverStats.NONE ? Double.NaN : nanos / 1e9;
+    }
+
+    private static double millis(long nanos) {
+        return nanos == FailoverStats.NONE ? Double.NaN : nanos / 1e6;
+    }
+
+    private static String fmt(double value) {
+        return Double.isNaN(value)
+                ? "-"
+                : String.format(Locale.ROOT, value == Math.rint(value) ? "%.0f" : "%.1f", value);
+    }
+
+    private static void sleepUntil(long origin, long at) throws InterruptedException {
+        long wait = at - (System.nanoTime() - origin);
+        if (wait > 0) {
+            TimeUnit.NANOSECONDS.sleep(wait);
+        }
+    }
+
+    private boolean progressOnOneLine() {
+        return System.console() != null;
+    }
+
+    private void progressLine(
+            String label, String victim, List<FailoverWorkload> loads, long[] lastConfirmed, long origin, long killAt) {
+        long t = System.nanoTime() - origin;
+        StringBuilder line = new StringBuilder(String.format(
+                Locale.ROOT,
+                "[%s] t=%+5.1fs %s %s:",
+                label,
+                (t - killAt) / 1e9,
+                t < killAt ? "before killing" : "killed",
+                victim));
+        for (int q = 0; q < loads.size(); q++) {
+            long confirmed = loads.get(q).confirmedCount();
+            line.append(String.format(
+                    Locale.ROOT,
+                    " q%d %d/s (%d waiting)",
+                    q + 1,
+                    confirmed - lastConfirmed[q],
+                    loads.get(q).unresolvedCount()));
+            lastConfirmed[q] = confirmed;
+        }
+        if (progressOnOneLine()) {
+            console.print("\r" + line + "   ");
+            console.flush();
+        } else if (((t / SECOND) % 5) == 0) {
+            console.println(line);
+        }
+    }
+
+    private void clearProgress() {
+        if (progressOnOneLine()) {
+            console.print("\r" + " ".repeat(150) + "\r");
+        }
+    }
+
+    private void deleteQueues(FailoverTarget target, List<String> names) {
+        try (Connection connection =
+                FailoverWorkload.connect(target.amqpUri(target.nodes().get(0)), "bench-delete")) {
+            for (String name : names) {
+                Channel channel = connection.createChannel();
+                channel.queueDelete(name);
+                channel.close();
+            }
+        } catch (Exception e) {
+            console.println("  (could not delete the trial's queues: " + e.getMessage() + ")");
+        }
+    }
+
+    private void printTrial(Trial trial) {
+        console.printf(
+                Locale.ROOT,
+                "%s hold=%s trial %d: killed %s (controller %s) at %.1f s, restarted +%.1f s, back +%.1f s%n",
+                trial.scenario(),
+                trial.hold(),
+                trial.trial(),
+                trial.victim(),
+                trial.controller() == null ? "none" : trial.controller(),
+                trial.killAtSeconds(),
+                trial.restartAtSeconds(),
+                trial.restartReadySeconds());
+        for (QueueResult q : trial.queues()) {
+            FailoverStats.Accounting a = q.accounting();
+            console.printf(
+                    Locale.ROOT,
+                    "  %-9s lost %-8s pause %6.2fs%s first confirm %6s s  sent %d confirmed %d unknown %d (nack %d)"
+                            + " lost %d dup %d (%d redelivered)  p50/p99 before %s/%s ms after %s/%s ms%n",
+                    q.queue().substring(q.queue().lastIndexOf('-') + 1),
+                    q.role(),
+                    q.pauseSeconds(),
+                    q.pauseCensored() ? "+" : " ",
+                    fmt2(q.firstConfirmSeconds()),
+                    a.sent(),
+                    a.confirmed(),
+                    a.unknown(),
+                    a.nacked(),
+                    a.lost(),
+                    a.duplicates(),
+                    a.duplicatesRedelivered(),
+                    fmt(q.p50BeforeMs()),
+                    fmt(q.p99BeforeMs()),
+                    fmt(q.p50AfterMs()),
+                    fmt(q.p99AfterMs()));
+        }
+    }
+
+    private static String fmt2(double value) {
+        return Double.isNaN(value) ? "-" : String.format(Locale.ROOT, "%.2f", value);
+    }
+
+    /** Medians and ranges over trials, per scenario, hold and role lost. */
+    record Row(String scenario, String hold, String role, List<QueueResult> samples) {}
+
+    static List<Row> rows(List<Trial> trials) {
+        Map<String, Row> rows = new LinkedHashMap<>();
+        for (Trial trial : trials) {
+            for (QueueResult q : trial.queues()) {
+                String key = trial.scenario() + "|" + trial.hold() + "|" + q.role();
+                rows.computeIfAbsent(key, k -> new Row(trial.scenario(), trial.hold(), q.role(), new ArrayList<>()))
+                        .samples()
+                        .add(q);
+            }
+        }
+        return List.copyOf(rows.values());
+    }
+
+    /** {@code median [min-max]} of a metric over samples, NaN samples left out. */
+    static String summary(List<QueueResult> samples, ToDoubleFunction<QueueResult> metric, String format) {
+        double[] values = samples.stream()
+                .mapToDouble(metric)
+                .filter(v -> !Double.isNaN(v))
+                .toArray();
+        if (values.length == 0) {
+            return "-";
+        }
+        double min = java.util.Arrays.stream(values).min().orElseThrow();
+        double max = java.util.Arrays.stream(values).max().orElseThrow();
+        String median = String.format(Locale.ROOT, format, FailoverStats.median(values));
+        return values.length == 1 || min == max
+                ? median
+                : median + " [" + String.format(Locale.ROOT, format, min) + "-"
+                        + String.format(Locale.ROOT, format, max) + "]";
+    }
+
+    private void report(FailoverTarget target, List<Trial> trials, Path outDir) throws IOException {
+        List<Row> rows = rows(trials);
+        console.println();
+        console.println("bench failover: " + target.description() + ", " + queueArgs + ", " + rate
+                + " msg/s per queue; medians [ranges] over trials; pause+ = no confirm after the kill in the window");
+        String header = String.format(
+                Locale.ROOT,
+                "%-10s %-7s %-8s %2s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
+                "scenario",
+                "hold",
+                "lost",
+                "n",
+                "pause s",
+                "1st confirm s",
+                "unknown",
+                "lost",
+                "duplicates",
+                "p50 before ms",
+                "p99 before ms",
+                "p50 after ms",
+                "p99 after ms");
+        console.println(header);
+        for (Row row : rows) {
+            List<QueueResult> s = row.samples();
+            boolean censored = s.stream().anyMatch(QueueResult::pauseCensored);
+            console.printf(
+                    Locale.ROOT,
+                    "%-10s %-7s %-8s %2d %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
+                    row.scenario(),
+                    row.hold(),
+                    row.role(),
+                    s.size(),
+                    summary(s, QueueResult::pauseSeconds, "%.2f") + (censored ? "+" : ""),
+                    summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
+                    summary(s, q -> q.accounting().unknown(), "%.0f"),
+                    summary(s, q -> q.accounting().lost(), "%.0f"),
+                    summary(s, q -> q.accounting().duplicates(), "%.0f"),
+                    summary(s, QueueResult::p50BeforeMs, "%.1f"),
+                    summary(s, QueueResult::p99BeforeMs, "%.1f"),
+                    summary(s, QueueResult::p50AfterMs, "%.1f"),
+                    summary(s, QueueResult::p99AfterMs, "%.1f"));
+        }
+        Path json = outDir.resolve("failover.json");
+        Path svg = outDir.resolve("failover.svg");
+        new ObjectMapper()
+                .enable(SerializationFeature.INDENT_OUTPUT)
+                .writeValue(json.toFile(), document(target, trials, rows));
+        Files.writeString(svg, chart(target, trials));
+        console.println();
+        console.println("wrote " + json + " and " + svg);
+    }
+
+    private Map<String, Object> document(FailoverTarget target, List<Trial> trials, List<Row> rows) {
+        Map<String, Object> doc = new LinkedHashMap<>();
+        doc.put("target", target.description());
+        doc.put("nodes", target.nodes());
+        Map<String, Object> config = new LinkedHashMap<>();
+        config.put("queue_args", queueArgs);
+        config.put("rate_per_queue", rate);
+        config.put("body_bytes", size);
+        config.put("warmup_seconds", warmup);
+        config.put("seconds_before", before);
+        config.put("seconds_after", after);
+        config.put("restart_after_seconds", restartAfter);
+        config.put("unknown_after_seconds", timeout);
+        config.put("trials", this.trials);
+        config.put("chart_bucket_seconds", BUCKET / 1e9);
+        doc.put("config", config);
+        List<Map<String, Object>> summary = new ArrayList<>();
+        for (Row row : rows) {
+            Map<String, Object> r = new LinkedHashMap<>();
+            r.put("scenario", row.scenario());
+            r.put("hold", row.hold());
+            r.put("role_lost", row.role());
+            r.put("samples", row.samples().size());
+            r.put("pause_s", stats(row.samples(), QueueResult::pauseSeconds));
+            r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
+            r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));
+            r.put("lost", stats(row.samples(), q -> q.accounting().lost()));
+            r.put("duplicates", stats(row.samples(), q -> q.accounting().duplicates()));
+            r.put("p50_before_ms", stats(row.samples(), QueueResult::p50BeforeMs));
+            r.put("p99_before_ms", stats(row.samples(), QueueResult::p99BeforeMs));
+            r.put("p50_after_ms", stats(row.samples(), QueueResult::p50AfterMs));
+            r.put("p99_after_ms", stats(row.samples(), QueueResult::p99AfterMs));
+            summary.add(r);
+        }
+        doc.put("summary", summary);
+        List<Map<String, Object>> trialList = new ArrayList<>();
+        for (Trial trial : trials) {
+            Map<String, Object> t = new LinkedHashMap<>();
+            t.put("scenario", trial.scenario());
+            t.put("hold", trial.hold());
+            t.put("trial", trial.trial());
+            t.put("victim", trial.victim());
+            t.put("controller", trial.controller());
+            t.put("kill_at_s", trial.killAtSeconds());
+            t.put("restart_issued_after_kill_s", trial.restartAtSeconds());
+            t.put("restart_ready_after_kill_s", trial.restartReadySeconds());
+            List<Map<String, Object>> qs = new ArrayList<>();
+            for (QueueResult q : trial.queues()) {
+                FailoverStats.Accounting a = q.accounting();
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("queue", q.queue());
+                m.put("owner", q.owner());
+                m.put("members", q.members());
+                m.put("role_lost", q.role());
+                m.put("client_node", q.clientNode());
+                m.put("pause_s", number(q.pauseSeconds()));
+                m.put("pause_censored", q.pauseCensored());
+                m.put("first_confirm_after_kill_s", number(q.firstConfirmSeconds()));
+                m.put("sent", a.sent());
+                m.put("not_sent_no_channel", q.skipped());
+                m.put("confirmed", a.confirmed());
+                m.put("unknown", a.unknown());
+                m.put("nacked", a.nacked());
+                m.put("unknown_but_delivered", a.unknownDelivered());
+                m.put("lost", a.lost());
+                m.put("duplicates", a.duplicates());
+                m.put("duplicates_redelivered", a.duplicatesRedelivered());
+                m.put("duplicates_not_redelivered", a.duplicatesNotRedelivered());
+                m.put("p50_before_ms", number(q.p50BeforeMs()));
+                m.put("p99_before_ms", number(q.p99BeforeMs()));
+                m.put("p50_after_ms", number(q.p50AfterMs()));
+                m.put("p99_after_ms", number(q.p99AfterMs()));
+                m.put("confirms_per_s_from_minus_before", q.confirmRate());
+                qs.add(m);
+            }
+            t.put("queues", qs);
+            trialList.add(t);
+        }
+        doc.put("trials", trialList);
+        return doc;
+    }
+
+    private static Object number(double value) {
+        return Double.isNaN(value) ? null : value;
+    }
+
+    private static Map<String, Object> stats(List<QueueResult> samples, ToDoubleFunction<QueueResult> metric) {
+        double[] values = samples.stream()
+                .mapToDouble(metric)
+                .filter(v -> !Double.isNaN(v))
+                .toArray();
+        Map<String, Object> m = new LinkedHashMap<>();
+        if (values.length == 0) {
+            return m;
+        }
+        m.put("median", FailoverStats.median(values));
+        m.put("min", java.util.Arrays.stream(values).min().orElseThrow());
+        m.put("max", java.util.Arrays.stream(values).max().orElseThrow());
+        return m;
+    }
+
+    /** One panel per trial: confirms per second per queue, from {@code before} seconds before the kill to the end. */
+    private String chart(FailoverTarget target, List<Trial> trials) {
+        List<SvgChart.Panel> panels = new ArrayList<>();
+        for (Trial trial : trials) {
+            List<SvgChart.Series> series = new ArrayList<>();
+            for (QueueResult q : trial.queues()) {
+                series.add(new SvgChart.Series(
+                        q.queue().substring(q.queue().lastIndexOf('-') + 1) + " (lost " + q.role() + ")",
+                        q.confirmRate()));
+            }
+            List<SvgChart.Marker> markers = new ArrayList<>();
+            markers.add(new SvgChart.Marker("kill " + trial.victim(), 0));
+            if (!Double.isNaN(trial.restartReadySeconds())) {
+                markers.add(new SvgChart.Marker("restarted", trial.restartReadySeconds()));
+            }
+            panels.add(new SvgChart.Panel(
+                    String.format(
+                            Locale.ROOT,
+                            "kill %s, hold %s, trial %d (controller %s)",
+                            trial.scenario(),
+                            trial.hold(),
+                            trial.trial(),
+                            trial.controller() == null ? "none" : trial.controller()),
+                    -before,
+                    BUCKET / 1e9,
+                    series,
+                    markers));
+        }
+        return SvgChart.render(
+                "bench failover: " + target.description() + ", " + queueArgs, "confirms per second", panels);
+    }
+}
