@@ -169,10 +169,13 @@ public final class Broker implements AutoCloseable {
                 .toList();
         int voters = Seed.voterCount(members.size());
         return RatisLogConfig.of(
-                config.nodeId(),
-                members.subList(0, voters),
-                members.subList(voters, members.size()),
-                config.dataDir().resolve("metadata-ratis"));
+                        config.nodeId(),
+                        members.subList(0, voters),
+                        members.subList(voters, members.size()),
+                        config.dataDir().resolve("metadata-ratis"))
+                .withElectionTimeouts(
+                        java.time.Duration.ofMillis(config.electionTimeoutMinMs()),
+                        java.time.Duration.ofMillis(config.electionTimeoutMaxMs()));
     }
 
     /**

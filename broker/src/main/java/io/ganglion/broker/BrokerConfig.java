@@ -38,7 +38,9 @@ public record BrokerConfig(
         String defaultUser,
         String defaultPass,
         Settings settings,
-        List<io.ganglion.broker.cluster.Seed> seeds) {
+        List<io.ganglion.broker.cluster.Seed> seeds,
+        long electionTimeoutMinMs,
+        long electionTimeoutMaxMs) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
     public boolean clustered() {
@@ -53,7 +55,18 @@ public record BrokerConfig(
     /** A copy with another seed list (tests, {@code ganglion local}). */
     public BrokerConfig withSeeds(List<io.ganglion.broker.cluster.Seed> next) {
         return new BrokerConfig(
-                nodeId, clusterName, dataDir, amqpHost, amqpPort, httpPort, defaultUser, defaultPass, settings, next);
+                nodeId,
+                clusterName,
+                dataDir,
+                amqpHost,
+                amqpPort,
+                httpPort,
+                defaultUser,
+                defaultPass,
+                settings,
+                next,
+                electionTimeoutMinMs,
+                electionTimeoutMaxMs);
     }
 
     private static final List<String> BROKER_KEYS = List.of(
@@ -65,7 +78,18 @@ public record BrokerConfig(
             "http.port",
             "default.user",
             "default.pass",
-            "cluster.seeds");
+            "cluster.seeds",
+            "metadata.election_timeout_min_ms",
+            "metadata.election_timeout_max_ms");
+
+    /**
+     * The metadata quorum's election timeouts: a follower that hears no leader for a random time in [min, max] runs for
+     * election, and the leader heartbeats every min / 2. Shorter fails over faster; too short for the machine (GC or
+     * CPU starvation pauses near max) changes leaders without need.
+     */
+    public static final long DEFAULT_ELECTION_TIMEOUT_MIN_MS = 100;
+
+    public static final long DEFAULT_ELECTION_TIMEOUT_MAX_MS = 200;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -85,7 +109,9 @@ public record BrokerConfig(
                 "guest",
                 "guest",
                 Settings.defaults(),
-                List.of());
+                List.of(),
+                DEFAULT_ELECTION_TIMEOUT_MIN_MS,
+                DEFAULT_ELECTION_TIMEOUT_MAX_MS);
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -134,6 +160,8 @@ public record BrokerConfig(
         String pass = base.defaultPass;
         Map<String, String> settings = new LinkedHashMap<>();
         List<io.ganglion.broker.cluster.Seed> seeds = List.of();
+        long electionMin = DEFAULT_ELECTION_TIMEOUT_MIN_MS;
+        long electionMax = DEFAULT_ELECTION_TIMEOUT_MAX_MS;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -146,6 +174,8 @@ public record BrokerConfig(
                 case "http.port" -> httpPort = port(key, value);
                 case "default.user" -> user = nonEmpty(key, value);
                 case "default.pass" -> pass = value;
+                case "metadata.election_timeout_min_ms" -> electionMin = millis(key, value);
+                case "metadata.election_timeout_max_ms" -> electionMax = millis(key, value);
                 case "cluster.seeds" -> {
                     try {
                         seeds = io.ganglion.broker.cluster.Seed.parseList(value);
@@ -182,7 +212,23 @@ public record BrokerConfig(
                     "setting cluster.seeds: this broker's node.id '" + nodeId + "' is not in the seed list "
                             + seeds.stream().map(s -> s.id()).toList());
         }
-        return new BrokerConfig(nodeId, clusterName, dataDir, host, port, httpPort, user, pass, parsed, seeds);
+        if (electionMax <= electionMin) {
+            throw new ConfigException("metadata.election_timeout_max_ms (" + electionMax
+                    + ") must exceed metadata.election_timeout_min_ms (" + electionMin + ")");
+        }
+        return new BrokerConfig(
+                nodeId,
+                clusterName,
+                dataDir,
+                host,
+                port,
+                httpPort,
+                user,
+                pass,
+                parsed,
+                seeds,
+                electionMin,
+                electionMax);
     }
 
     private static String nonEmpty(String key, String value) throws ConfigException {
@@ -190,6 +236,19 @@ public record BrokerConfig(
             throw new ConfigException("setting " + key + ": must not be empty");
         }
         return value;
+    }
+
+    private static long millis(String key, String value) throws ConfigException {
+        try {
+            long millis = Long.parseLong(value);
+            if (millis >= 10 && millis <= 60_000) {
+                return millis;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new ConfigException(
+                "setting " + key + ": expected milliseconds between 10 and 60000, got '" + value + "'");
     }
 
     private static int port(String key, String value) throws ConfigException {

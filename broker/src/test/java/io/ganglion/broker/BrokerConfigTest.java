@@ -93,4 +93,21 @@ class BrokerConfigTest {
         assertThat(ratis.listeners()).extracting(v -> v.id()).containsExactly("b4");
         assertThat(ratis.self().port()).isEqualTo(8);
     }
+
+    @Test
+    void shouldTakeElectionTimeoutsAndRefuseBadOnes() throws Exception {
+        BrokerConfig config = BrokerConfig.load(
+                null, Map.of("metadata.election_timeout_min_ms", "150", "metadata.election_timeout_max_ms", "300"));
+        assertThat(config.electionTimeoutMinMs()).isEqualTo(150);
+        assertThat(Broker.ratisConfig(config.withSeeds(io.ganglion.broker.cluster.Seed.parseList("ganglion-1@h")))
+                        .electionTimeoutMax())
+                .isEqualTo(java.time.Duration.ofMillis(300));
+        assertThat(BrokerConfig.defaults().electionTimeoutMaxMs()).isEqualTo(200);
+        assertThatThrownBy(() -> BrokerConfig.load(
+                        null,
+                        Map.of("metadata.election_timeout_min_ms", "300", "metadata.election_timeout_max_ms", "200")))
+                .hasMessageContaining("must exceed");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("metadata.election_timeout_min_ms", "5")))
+                .hasMessageContaining("between 10 and 60000");
+    }
 }
