@@ -165,6 +165,63 @@ class ReplicatedQueueIT {
         assertThat(after.path("owner").asText()).isEqualTo(owner);
     }
 
+    @Test
+    void shouldRecoverToANewEpochWhenTheOwnerIsKilled() throws Exception {
+        try (Connection declaring = connect(brokers.get(0))) {
+            declaring.createChannel().queueDeclare("payments", true, false, false, Map.of("x-queue-type", "quorum"));
+        }
+        JsonNode queue = queue(brokers.get(0), "payments");
+        String owner = queue.path("owner").asText();
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild victim = byId(owner);
+        BrokerChild client =
+                brokers.stream().filter(b -> b != victim).findFirst().orElseThrow();
+        Set<String> confirmed = ConcurrentHashMap.newKeySet();
+        try (Connection publishing = connect(client)) {
+            Channel publisher = publishing.createChannel();
+            publisher.confirmSelect();
+            for (int i = 0; i < 200; i++) {
+                publisher.basicPublish(
+                        "",
+                        "payments",
+                        new AMQP.BasicProperties.Builder().messageId("p" + i).build(),
+                        ("payment " + i).getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(publisher.waitForConfirms(30_000)).isTrue();
+            for (int i = 0; i < 200; i++) {
+                confirmed.add("p" + i);
+            }
+        }
+        victim.kill();
+        JsonNode recovered = await(client, "/api/queues", queues -> {
+            for (JsonNode q : queues) {
+                if (q.path("name").asText().equals("payments")) {
+                    return q.path("active").asBoolean() && q.path("epoch").asLong() > epoch;
+                }
+            }
+            return false;
+        });
+        Set<String> consumed = ConcurrentHashMap.newKeySet();
+        try (Connection consuming = connect(client)) {
+            Channel consumer = consuming.createChannel();
+            consumer.basicConsume(
+                    "payments",
+                    false,
+                    (tag, delivery) -> {
+                        consumed.add(delivery.getProperties().getMessageId());
+                        consumer.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
+                    },
+                    tag -> {});
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!consumed.containsAll(confirmed) && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+        }
+        Set<String> lost = new java.util.TreeSet<>(confirmed);
+        lost.removeAll(consumed);
+        assertThat(lost).as("confirmed but never consumed after %s", recovered).isEmpty();
+    }
+
     private BrokerChild byId(String id) {
         return brokers.stream().filter(b -> b.nodeId().equals(id)).findFirst().orElseThrow();
     }

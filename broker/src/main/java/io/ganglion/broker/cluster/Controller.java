@@ -201,7 +201,10 @@ public final class Controller implements AutoCloseable {
                         "event=controller_waiting_for_proposals commands={}",
                         result.commands().size());
             }
-            result.requests().forEach(requests);
+            result.requests().forEach(request -> {
+                LOG.debug("event=recovery_request request={}", request);
+                requests.accept(request);
+            });
             snapshot = new Snapshot(true, held, ticks);
         } catch (RuntimeException e) {
             LOG.error("event=controller_tick_failed node={}", self, e);
@@ -227,6 +230,8 @@ public final class Controller implements AutoCloseable {
                                     "event=controller_command_rejected command={} reason={}",
                                     command,
                                     applied.rejection());
+                        } else if (command instanceof CoordinationCommand.AppendHistory history) {
+                            LOG.info("event=history_committed object={} record={}", history.id(), history.record());
                         } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
                             live.changes()
                                     .forEach(state -> LOG.info(

@@ -283,6 +283,7 @@ public final class ReplicaHost {
 
     /** A recovery request of {@code controller} for this replica. Any thread. */
     public void recover(NodeId controller, RecoveryRequest request) {
+        LOG.info("event=recovery_request_received object={} request={} controller={}", object, request, controller);
         if (!request.object().equals(object)) {
             throw new IllegalArgumentException("a request for " + request.object() + " to the host of " + object);
         }
