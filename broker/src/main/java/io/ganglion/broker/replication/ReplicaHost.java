@@ -88,6 +88,8 @@ import org.slf4j.LoggerFactory;
 public final class ReplicaHost {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaHost.class);
     private static final int READ_BYTES = 1 << 20;
+    /** Ranges shorter than this are read record by record (see {@link #readRecords}). */
+    private static final long SMALL_READ_RECORDS = 16;
     /**
      * Payload bytes one {@code ReadLog} answers with at most (at least one record): its records go out in one frame,
      * which must stay below the peer link's max frame length (16 MiB by default). The replica asks again from where
@@ -326,7 +328,8 @@ public final class ReplicaHost {
         }
         long next = Math.max(from, log.startOffset());
         while (next <= to && next <= log.lastOffset()) {
-            List<LogRecord> stored = log.read(next, READ_BYTES);
+            // a budget of one byte reads exactly one record: a delivery must not copy a megabyte of the log behind it
+            List<LogRecord> stored = log.read(next, to - next < SMALL_READ_RECORDS ? 1 : READ_BYTES);
             if (stored.isEmpty()) {
                 break;
             }
