@@ -239,19 +239,33 @@ final class Ctl {
         }
     }
 
-    @Command(name = "queues", description = "Queues with their owner.")
+    @Command(name = "queues", description = "Queues: owner (or home), copies, epoch, followers, recovery state.")
     static final class Queues implements Runnable {
         @ParentCommand
         Ctl ctl;
 
         @Override
         public void run() {
-            System.out.println("vhost\tname\ttype\tdurable\towner");
-            ctl.call("GET", "/api/queues")
-                    .forEach(q -> System.out.println(q.path("vhost").asText() + "\t"
-                            + q.path("name").asText() + "\t"
-                            + q.path("type").asText() + "\t" + q.path("durable").asBoolean() + "\t"
-                            + q.path("owner").asText()));
+            System.out.println("vhost\tname\ttype\tdurable\towner\tcopies\tepoch\tfollowers\tstate");
+            ctl.call("GET", "/api/queues").forEach(q -> {
+                boolean replicated = q.has("copies");
+                String state = !replicated
+                        ? "-"
+                        : q.path("recovery_pending").asBoolean()
+                                ? "recovering"
+                                : q.path("active").asBoolean() ? "active" : "inactive";
+                System.out.println(q.path("vhost").asText() + "\t"
+                        + q.path("name").asText() + "\t"
+                        + q.path("type").asText() + "\t" + q.path("durable").asBoolean() + "\t"
+                        + q.path("owner").asText() + "\t"
+                        + (replicated
+                                ? q.path("copies").asInt() + " "
+                                        + q.path("durability").asText()
+                                : "1") + "\t"
+                        + (replicated ? q.path("epoch").asLong() : "-") + "\t"
+                        + (replicated ? q.path("followers").toString() : "-") + "\t"
+                        + state);
+            });
         }
     }
 

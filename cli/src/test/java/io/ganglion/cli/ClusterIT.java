@@ -391,7 +391,7 @@ class ClusterIT {
                         + lastFailure.map(e -> ", last failure " + e).orElse(""));
     }
 
-    private static String ctl(BrokerChild broker, int expectedStatus, String... args) {
+    static String ctl(BrokerChild broker, int expectedStatus, String... args) {
         return capture(broker, expectedStatus, false, args);
     }
 

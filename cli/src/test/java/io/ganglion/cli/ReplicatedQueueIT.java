@@ -163,6 +163,9 @@ class ReplicatedQueueIT {
                 .as("the hold kept the epoch: %s", after)
                 .isEqualTo(epoch);
         assertThat(after.path("owner").asText()).isEqualTo(owner);
+        assertThat(ClusterIT.ctl(client, 0, "queues"))
+                .contains("orders\tquorum\ttrue\t" + owner + "\t3 majority_durable\t" + epoch + "\t")
+                .contains("\tactive");
     }
 
     @Test
