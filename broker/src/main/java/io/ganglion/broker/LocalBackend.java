@@ -163,9 +163,26 @@ final class LocalBackend implements BrokerBackend {
      */
     void attachReplication(ReplicationRouter router, ReplicationContext context, int clusterSize) {
         this.clusterSize = clusterSize;
+        remote.replication(
+                (vhost, queue) -> metadata.image()
+                        .vhost(vhost)
+                        .flatMap(v -> v.queue(queue))
+                        .flatMap(def -> owner(vhost, def)),
+                publisherId(context, true));
         this.replicationContext = context;
         this.router = router;
         refreshReplicatedViews(metadata.image());
+    }
+
+    /**
+     * This broker's publisher id in replicated queues' logs, where (publisher, sequence) identifies a publish and a
+     * second one with the same pair is taken for a re-send: unique per process (incarnation), per broker (its id's
+     * hash) and per role (publishes admitted here, or forwarded from here, count their sequences apart).
+     */
+    private long publisherId(ReplicationContext context, boolean forwarded) {
+        return (context.incarnation().value() << 31)
+                | ((long) (self.hashCode() & 0x3FFFFFFF) << 1)
+                | (forwarded ? 1 : 0);
     }
 
     /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */
@@ -180,7 +197,7 @@ final class LocalBackend implements BrokerBackend {
         }
         QueueDef def = found.get();
         Shard shard = shards.get((int) Math.floorMod(def.objectId(), (long) shards.size()));
-        long publisher = (context.incarnation().value() << 20) ^ (self.hashCode() & 0xFFFFF);
+        long publisher = publisherId(context, false);
         ReplicatedQueue queue = new ReplicatedQueue(object.vhost(), def, shard, publisher);
         ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);
         queue.attach(host);
@@ -658,7 +675,14 @@ final class LocalBackend implements BrokerBackend {
         for (String queue : queues) {
             QueueDef def = current.queue(queue).orElseThrow();
             if (!isHome(vhost, def)) {
-                durable.add(remote.publish(home(vhost, def), def.objectId(), def.name(), payload.duplicate()));
+                if (def.replicated() && owner(vhost, def).isEmpty()) {
+                    // recovering: the publish waits for the next owner (the resender sends it)
+                    durable.add(remote.publish(
+                            new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
+                    continue;
+                }
+                durable.add(remote.publish(
+                        home(vhost, def), vhost, def.objectId(), def.name(), def.replicated(), payload.duplicate()));
                 continue;
             }
             LocalQueue replica = localQueue(def.objectId());

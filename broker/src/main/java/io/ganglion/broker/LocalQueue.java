@@ -19,6 +19,15 @@ interface LocalQueue extends QueueHandle {
     /** Admits a publish; {@code done} completes once it is confirmed (durable as the queue's mode requires). */
     void publish(ByteBuffer payload, CompletableFuture<Void> done);
 
+    /**
+     * Admits a publish that another broker forwarded, identified by {@code publisher} and {@code sequence}: a
+     * replicated queue confirms one it already holds (a re-send to a new owner) instead of appending it again; a
+     * single-copy queue has no re-sends and ignores the id.
+     */
+    default void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
+        publish(payload, done);
+    }
+
     void consume(ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink);
 
     void cancel(ConsumerKey key);

@@ -82,7 +82,48 @@ final class RemoteQueues {
 
     // client side
     private final AtomicLong ids = new AtomicLong();
-    private final Map<Long, Pending<Void>> publishes = new ConcurrentHashMap<>();
+    private final Map<Long, Forwarded> publishes = new ConcurrentHashMap<>();
+    /** This broker's publisher id in replicated queues' logs: its publishes are (publisher, sequence). */
+    private volatile long publisher =
+            java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
+    /** The active owner of a replicated queue (vhost, name) as this broker's image shows it. */
+    private volatile java.util.function.BiFunction<String, String, Optional<NodeId>> ownerOf =
+            (vhost, queue) -> Optional.empty();
+
+    private final java.util.concurrent.ScheduledExecutorService resender =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(runnable -> {
+                Thread thread = new Thread(runnable, "ganglion-resend");
+                thread.setDaemon(true);
+                return thread;
+            });
+    /** How often publishes waiting for a replicated queue's new owner are tried again. */
+    private static final long RESEND_EVERY_MS = 50;
+
+    /**
+     * A publish forwarded to another broker. For a replicated queue it survives the loss of that broker: it is sent
+     * again, with the same (publisher, sequence), to the queue's next owner, which finds it in its log or appends it.
+     */
+    private static final class Forwarded {
+        final String vhost;
+        final String queue;
+        final long queueId;
+        final byte[] message;
+        final boolean replicated;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+        volatile NodeId home;
+        /** Set when it must be sent again (its home died or refused it for now); the resender clears it. */
+        volatile boolean waiting;
+
+        Forwarded(NodeId home, String vhost, String queue, long queueId, byte[] message, boolean replicated) {
+            this.home = home;
+            this.vhost = vhost;
+            this.queue = queue;
+            this.queueId = queueId;
+            this.message = message;
+            this.replicated = replicated;
+        }
+    }
+
     private final Map<Long, Pending<QueueReply>> calls = new ConcurrentHashMap<>();
     private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
     private final Map<NodeId, Map<Long, RemoteHandle>> sessions = new ConcurrentHashMap<>();
@@ -101,6 +142,40 @@ final class RemoteQueues {
 
     void attach(PeerLink link) {
         this.link = link;
+        resender.scheduleWithFixedDelay(this::resend, RESEND_EVERY_MS, RESEND_EVERY_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** How re-sends find a replicated queue's owner, and this broker's publisher id (from its incarnation). */
+    void replication(java.util.function.BiFunction<String, String, Optional<NodeId>> ownerOf, long publisher) {
+        this.ownerOf = ownerOf;
+        this.publisher = publisher;
+    }
+
+    /** On the resender thread: sends every waiting replicated publish to its queue's current owner. */
+    private void resend() {
+        try {
+            for (Map.Entry<Long, Forwarded> entry : publishes.entrySet()) {
+                Forwarded forwarded = entry.getValue();
+                if (!forwarded.waiting) {
+                    continue;
+                }
+                Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
+                if (owner.isEmpty()) {
+                    continue; // recovering: try again on the next round
+                }
+                forwarded.home = owner.get();
+                forwarded.waiting = false;
+                long sequence = entry.getKey();
+                if (owner.get().equals(self)) {
+                    resendLocally(sequence, forwarded);
+                } else if (!send(
+                        owner.get(), new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.message))) {
+                    forwarded.waiting = true;
+                }
+            }
+        } catch (RuntimeException e) {
+            LOG.error("event=resend_failed", e);
+        }
     }
 
     /** A queue on another broker as a channel sees it: dead once the link it was reached through closed. */
@@ -136,14 +211,40 @@ final class RemoteQueues {
     }
 
     /** Forwards a publish; the future completes when the home made it durable, exceptionally otherwise. */
-    CompletableFuture<Void> publish(NodeId home, long queueId, String queue, ByteBuffer message) {
+    /** This broker became the queue's owner: the publish goes to its own replica, with the same id. */
+    private void resendLocally(long sequence, Forwarded forwarded) {
+        LocalQueue queue = localReplicas.apply(forwarded.queueId);
+        if (queue == null) {
+            forwarded.waiting = true;
+            return;
+        }
+        CompletableFuture<Void> local = new CompletableFuture<>();
+        local.whenComplete((ignored, failure) -> {
+            if (failure == null) {
+                publishes.remove(sequence);
+                forwarded.future.complete(null);
+            } else {
+                forwarded.waiting = true;
+            }
+        });
+        long id = publisher;
+        queue.shard().execute(() -> queue.publish(ByteBuffer.wrap(forwarded.message), local, id, sequence));
+    }
+
+    CompletableFuture<Void> publish(
+            NodeId home, String vhost, long queueId, String queue, boolean replicated, ByteBuffer message) {
         long sequence = ids.incrementAndGet();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        publishes.put(sequence, new Pending<>(home, done));
-        if (!send(home, new PublishToHome(sequence, queueId, bytes(message)))) {
-            publishes.remove(sequence);
-            done.completeExceptionally(homeDown(home, queue));
-            return done;
+        Forwarded forwarded = new Forwarded(home, vhost, queue, queueId, bytes(message), replicated);
+        CompletableFuture<Void> done = forwarded.future;
+        publishes.put(sequence, forwarded);
+        if (home.equals(self) || !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
+            if (replicated) {
+                forwarded.waiting = true; // its owner may be moving: the resender tries the next one
+            } else {
+                publishes.remove(sequence);
+                done.completeExceptionally(homeDown(home, queue));
+                return done;
+            }
         }
         // a home that never answers (stuck, or a message lost with a link that broke and came back) must not leave
         // the publisher waiting for ever: after the timeout the publish is nacked (its outcome is unknown)
@@ -249,15 +350,22 @@ final class RemoteQueues {
     private void onClientMessage(NodeId from, PeerMessage message) {
         switch (message) {
             case PublishToHomeOutcome outcome -> {
-                Pending<Void> pending = publishes.remove(outcome.sequence());
-                if (pending == null) {
+                Forwarded forwarded = publishes.get(outcome.sequence());
+                if (forwarded == null) {
                     return;
                 }
+                if (outcome.replyCode() != 0 && forwarded.replicated) {
+                    // not its owner (any more, or yet), or the owner lost the role before it committed: its outcome
+                    // is decided by the next owner, which finds it in its log or appends it
+                    forwarded.waiting = true;
+                    return;
+                }
+                publishes.remove(outcome.sequence());
                 if (outcome.replyCode() == 0) {
-                    pending.future().complete(null);
+                    forwarded.future.complete(null);
                 } else {
                     ReplyCode code = ReplyCode.of(outcome.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
-                    pending.future().completeExceptionally(new BrokerFailure(code, outcome.text()));
+                    forwarded.future.completeExceptionally(new BrokerFailure(code, outcome.text()));
                 }
             }
             case QueueReply reply -> {
@@ -324,7 +432,7 @@ final class RemoteQueues {
                                 : new PublishToHomeOutcome(
                                         publish.sequence(), replyCode(failure), String.valueOf(failure.getMessage()))));
                 ByteBuffer payload = ByteBuffer.wrap(publish.message());
-                replica.shard().execute(() -> replica.publish(payload, done));
+                replica.shard().execute(() -> replica.publish(payload, done, publish.publisher(), publish.sequence()));
             }
             case Subscribe subscribe -> {
                 LocalQueue replica = localReplicas.apply(subscribe.queueId());
@@ -496,11 +604,16 @@ final class RemoteQueues {
     /** The link to {@code peer} closed: fail what waited on it, cancel its consumers both ways, requeue. */
     void onDisconnected(NodeId peer) {
         publishes.entrySet().removeIf(entry -> {
-            if (entry.getValue().home().equals(peer)) {
-                entry.getValue().future().completeExceptionally(homeDown(peer, "?"));
-                return true;
+            Forwarded forwarded = entry.getValue();
+            if (!forwarded.home.equals(peer)) {
+                return false;
             }
-            return false;
+            if (forwarded.replicated) {
+                forwarded.waiting = true; // sent again to the queue's next owner
+                return false;
+            }
+            forwarded.future.completeExceptionally(homeDown(peer, forwarded.queue));
+            return true;
         });
         calls.entrySet().removeIf(entry -> {
             if (entry.getValue().home().equals(peer)) {

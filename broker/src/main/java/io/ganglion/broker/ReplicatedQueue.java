@@ -255,9 +255,33 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             done.completeExceptionally(notHere());
             return;
         }
-        PublishId id = new PublishId(publisher, ++sequence);
-        pending.put(id, done);
-        host.deliver(new ReplicaEvent.PublishAdmitted(id, owning.get(), payload));
+        admit(new PublishId(publisher, ++sequence), owning.get(), payload, done);
+    }
+
+    @Override
+    public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
+        Optional<Epoch> owning = host == null ? Optional.empty() : host.owningNow();
+        if (closed || owning.isEmpty()) {
+            done.completeExceptionally(notHere());
+            return;
+        }
+        admit(new PublishId(publisher, sequence), owning.get(), payload, done);
+    }
+
+    private void admit(PublishId id, Epoch epoch, ByteBuffer payload, CompletableFuture<Void> done) {
+        CompletableFuture<Void> earlier = pending.putIfAbsent(id, done);
+        if (earlier != null) {
+            // the same publish sent again while the first is in flight: one append, both answered
+            earlier.whenComplete((ignored, failure) -> {
+                if (failure == null) {
+                    done.complete(null);
+                } else {
+                    done.completeExceptionally(failure);
+                }
+            });
+            return;
+        }
+        host.deliver(new ReplicaEvent.PublishAdmitted(id, epoch, payload));
     }
 
     @Override

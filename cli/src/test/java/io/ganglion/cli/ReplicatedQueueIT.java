@@ -179,23 +179,49 @@ class ReplicatedQueueIT {
         BrokerChild victim = byId(owner);
         BrokerChild client =
                 brokers.stream().filter(b -> b != victim).findFirst().orElseThrow();
+        // a publisher on a surviving broker keeps publishing through the owner's death: every publish is confirmed
+        // (re-sent to the new owner, found in its log or appended), none nacked
         Set<String> confirmed = ConcurrentHashMap.newKeySet();
+        AtomicInteger nacked = new AtomicInteger();
         try (Connection publishing = connect(client)) {
             Channel publisher = publishing.createChannel();
             publisher.confirmSelect();
-            for (int i = 0; i < 200; i++) {
+            ConcurrentNavigableMap<Long, String> outstanding = new ConcurrentSkipListMap<>();
+            publisher.addConfirmListener(new ConfirmListener() {
+                @Override
+                public void handleAck(long tag, boolean multiple) {
+                    var settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
+                    confirmed.addAll(settled.values());
+                    settled.clear();
+                }
+
+                @Override
+                public void handleNack(long tag, boolean multiple) {
+                    var settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
+                    nacked.addAndGet(settled.size());
+                    settled.clear();
+                }
+            });
+            for (int i = 0; i < 500; i++) {
+                if (i == 200) {
+                    victim.kill();
+                }
+                outstanding.put(publisher.getNextPublishSeqNo(), "p" + i);
                 publisher.basicPublish(
                         "",
                         "payments",
                         new AMQP.BasicProperties.Builder().messageId("p" + i).build(),
                         ("payment " + i).getBytes(StandardCharsets.UTF_8));
+                if (i % 20 == 0) {
+                    Thread.sleep(10);
+                }
             }
-            assertThat(publisher.waitForConfirms(30_000)).isTrue();
-            for (int i = 0; i < 200; i++) {
-                confirmed.add("p" + i);
-            }
+            assertThat(publisher.waitForConfirms(40_000))
+                    .as("nacked: %s", nacked.get())
+                    .isTrue();
+            assertThat(nacked.get()).isZero();
+            assertThat(confirmed).hasSize(500);
         }
-        victim.kill();
         JsonNode recovered = await(client, "/api/queues", queues -> {
             for (JsonNode q : queues) {
                 if (q.path("name").asText().equals("payments")) {

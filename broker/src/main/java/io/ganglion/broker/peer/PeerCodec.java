@@ -278,6 +278,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             }
             case RecoveryCommand m -> writeRecovery(out, m.request());
             case PublishToHome m -> {
+                out.writeLong(m.publisher());
                 out.writeLong(m.sequence());
                 out.writeLong(m.queueId());
                 writeBytes(out, m.message());
@@ -363,7 +364,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                         + (long) m.epochs().size() * Long.BYTES;
             case Replication m -> objectLength(m.object()) + replicationLength(m.message());
             case RecoveryCommand m -> recoveryLength(m.request());
-            case PublishToHome m -> 2L * Long.BYTES + Integer.BYTES + m.message().length;
+            case PublishToHome m -> 3L * Long.BYTES + Integer.BYTES + m.message().length;
             case PublishToHomeOutcome m -> Long.BYTES + Integer.BYTES + stringLength(m.text());
             case Subscribe m -> 3L * Long.BYTES + stringLength(m.tag()) + 2 + Integer.BYTES;
             case Deliver m -> 2L * Long.BYTES + 1 + Integer.BYTES + m.message().length;
@@ -668,7 +669,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 case PeerFrameDescriptor.TYPE_REPLICATION -> new Replication(readObject(body), readReplication(body));
                 case PeerFrameDescriptor.TYPE_RECOVERY_COMMAND -> new RecoveryCommand(readRecovery(body));
                 case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME ->
-                    new PublishToHome(readLong(body), readLong(body), readBytes(body));
+                    new PublishToHome(readLong(body), readLong(body), readLong(body), readBytes(body));
                 case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME_OUTCOME ->
                     new PublishToHomeOutcome(readLong(body), readInt(body), readString(body, "text"));
                 case PeerFrameDescriptor.TYPE_SUBSCRIBE ->

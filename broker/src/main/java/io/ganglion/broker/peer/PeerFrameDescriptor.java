@@ -68,7 +68,7 @@ import io.netty.buffer.ByteBuf;
  *           0x01 Seal        nothing more
  *           0x02 Install     point LogPosition, sources list of NodeId
  *           0x03 CatchUp     owner NodeId
- *   0x20  PublishToHome    sequence int64, queueId int64, message bytes
+ *   0x20  PublishToHome    publisher int64, sequence int64, queueId int64, message bytes
  *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
  *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
  *                          exclusive bool, prefetch int32

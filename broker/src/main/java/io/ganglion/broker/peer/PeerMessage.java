@@ -270,12 +270,15 @@ public sealed interface PeerMessage {
 
     /**
      * A publish to a queue homed on the receiver ({@code queueId} is the queue's storage object id), from a broker a
-     * client published through; answered by {@link PublishToHomeOutcome} with the same {@code sequence}.
+     * client published through; answered by {@link PublishToHomeOutcome} with the same {@code sequence}. {@code
+     * publisher} and {@code sequence} identify the publish for a replicated queue's log: sent again to a new owner, it
+     * is found there instead of appended twice.
      */
-    record PublishToHome(long sequence, long queueId, byte[] message) implements PeerMessage {
+    record PublishToHome(long publisher, long sequence, long queueId, byte[] message) implements PeerMessage {
         @Override
         public boolean equals(Object other) {
             return other instanceof PublishToHome that
+                    && publisher == that.publisher
                     && sequence == that.sequence
                     && queueId == that.queueId
                     && java.util.Arrays.equals(message, that.message);
@@ -283,13 +286,13 @@ public sealed interface PeerMessage {
 
         @Override
         public int hashCode() {
-            return Objects.hash(sequence, queueId, java.util.Arrays.hashCode(message));
+            return Objects.hash(publisher, sequence, queueId, java.util.Arrays.hashCode(message));
         }
 
         @Override
         public String toString() {
-            return "PublishToHome[" + "sequence=" + sequence + ", " + "queueId=" + queueId + ", " + "message="
-                    + message.length + " octets" + "]";
+            return "PublishToHome[publisher=" + publisher + ", sequence=" + sequence + ", " + "queueId=" + queueId
+                    + ", " + "message=" + message.length + " octets" + "]";
         }
     }
 
