@@ -69,13 +69,11 @@ final class CommandTarget implements FailoverTarget {
     @Override
     public void restart(String node) throws IOException, InterruptedException {
         FailoverTarget.shell(expand(commands.restart(), node), Map.of(), 120);
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (!accepts(node)) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException("node " + node + " did not accept AMQP connections within 120 s of restarting");
-            }
-            Thread.sleep(250);
-        }
+        Waits.until(
+                Duration.ofSeconds(120),
+                Duration.ofMillis(250),
+                "node " + node + " did not accept AMQP connections within 120 s of restarting",
+                () -> accepts(node));
     }
 
     private boolean accepts(String node) {
@@ -93,27 +91,22 @@ final class CommandTarget implements FailoverTarget {
 
     @Override
     public void awaitHealthy() throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (true) {
-            boolean healthy = nodes().stream().allMatch(this::accepts);
-            if (healthy && ganglion != null) {
-                healthy = ganglion.healthy(nodes());
-            }
-            if (healthy && commands.health() != null) {
-                try {
-                    FailoverTarget.shell(commands.health(), Map.of(), 60);
-                } catch (IOException e) {
-                    healthy = false;
-                }
-            }
-            if (healthy) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the external brokers were not all healthy within 120 s");
-            }
-            Thread.sleep(500);
-        }
+        Waits.until(
+                Duration.ofSeconds(120),
+                Duration.ofMillis(500),
+                "the external brokers were not all healthy within 120 s",
+                () -> {
+                    if (!nodes().stream().allMatch(this::accepts)) {
+                        return false;
+                    }
+                    if (ganglion != null && !ganglion.healthy(nodes())) {
+                        return false;
+                    }
+                    if (commands.health() != null) {
+                        FailoverTarget.shell(commands.health(), Map.of(), 60); // fails the check by throwing
+                    }
+                    return true;
+                });
     }
 
     @Override
@@ -156,7 +149,9 @@ final class CommandTarget implements FailoverTarget {
         } else if (commands.hold() != null) {
             FailoverTarget.shell(commands.hold().replace("{ms}", Long.toString(ms)), Map.of(), 60);
         } else {
-            throw new UnsupportedOperationException("no way to set the hold on this target");
+            throw new Main.UsageError(
+                    "this target has no way to set the follower loss hold: give --hold-cmd or --ganglion-http,"
+                            + " or run with --holds default");
         }
     }
 

@@ -1,20 +1,15 @@
 package io.ganglion.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -31,7 +26,6 @@ import picocli.CommandLine.Option;
         name = "controller-failover",
         description = "Kill the controller repeatedly; print p50/p99 of kill -> first command of the new controller.")
 final class ControllerFailoverBench implements Runnable {
-    private static final ObjectMapper JSON = new ObjectMapper();
     private static final long POLL_MS = 5;
 
     @Option(names = "--kills", defaultValue = "20", description = "how many kills (default ${DEFAULT-VALUE})")
@@ -45,8 +39,6 @@ final class ControllerFailoverBench implements Runnable {
             defaultValue = "1500",
             description = "pause after the killed broker rejoined (default ${DEFAULT-VALUE})")
     long settleMs;
-
-    private final HttpClient http = HttpClient.newHttpClient();
 
     @Override
     public void run() {
@@ -64,7 +56,6 @@ final class ControllerFailoverBench implements Runnable {
                 for (BrokerChild broker : brokers) {
                     broker.awaitListening();
                 }
-                awaitAllLive(brokers, null, 0);
                 measure(brokers);
             } finally {
                 for (BrokerChild broker : brokers) {
@@ -80,22 +71,30 @@ final class ControllerFailoverBench implements Runnable {
     }
 
     private void measure(List<BrokerChild> brokers) throws IOException, InterruptedException {
+        Map<String, String> urls = new LinkedHashMap<>();
+        brokers.forEach(b -> urls.put(b.nodeId(), "http://127.0.0.1:" + b.httpPort));
+        GanglionApi api = new GanglionApi(urls, "guest", "guest");
+        List<String> all = List.copyOf(urls.keySet());
+        Waits.until(
+                Duration.ofSeconds(60),
+                Duration.ofMillis(20),
+                "the cluster did not show every broker live within 60 s",
+                () -> api.healthy(all));
         long[] millis = new long[kills];
         for (int i = 0; i < kills; i++) {
-            String controller = controller(brokers.get(0));
+            String controller = api.controller().orElseThrow(() -> new IllegalStateException("no controller"));
             BrokerChild victim = brokers.stream()
                     .filter(b -> b.nodeId().equals(controller))
                     .findFirst()
-                    .orElseThrow(() -> new IllegalStateException("no broker is controller"));
-            long incarnation = node(get(victim, "/api/nodes"), controller)
+                    .orElseThrow(() -> new IllegalStateException("controller " + controller + " is not ours"));
+            long incarnation = GanglionApi.row(api.nodes(controller), controller)
                     .path("incarnation")
                     .asLong();
-            List<BrokerChild> survivors =
-                    brokers.stream().filter(b -> b != victim).toList();
+            List<String> survivors =
+                    all.stream().filter(id -> !id.equals(controller)).toList();
             long killedAt = System.nanoTime();
             victim.kill();
-            millis[i] = awaitDown(survivors, controller, killedAt);
-            String next = controller(survivors.get(0));
+            millis[i] = awaitDown(api, survivors, controller, killedAt);
             System.out.printf(
                     Locale.ROOT,
                     "kill %2d/%d at %s: controller %s killed, %s took over, first command committed after %d ms%n",
@@ -105,11 +104,19 @@ final class ControllerFailoverBench implements Runnable {
                             .minusNanos((System.nanoTime() - killedAt))
                             .truncatedTo(java.time.temporal.ChronoUnit.MILLIS),
                     controller,
-                    next,
+                    api.controller().orElse("?"),
                     millis[i]);
             victim.launch().awaitListening();
-            awaitAllLive(brokers, controller, incarnation + 1);
-            Thread.sleep(settleMs);
+            Waits.until(
+                    Duration.ofSeconds(60),
+                    Duration.ofMillis(20),
+                    "the cluster did not show every broker live within 60 s",
+                    () -> api.healthy(all)
+                            && GanglionApi.row(api.nodes(controller), controller)
+                                            .path("incarnation")
+                                            .asLong()
+                                    > incarnation);
+            Waits.pause(Duration.ofMillis(settleMs));
         }
         long[] sorted = millis.clone();
         Arrays.sort(sorted);
@@ -129,83 +136,30 @@ final class ControllerFailoverBench implements Runnable {
         return sorted[Math.max(0, Math.min(sorted.length - 1, index))];
     }
 
-    /** Waits until a survivor's image shows {@code killed} down, committed by another controller. */
-    private long awaitDown(List<BrokerChild> survivors, String killed, long killedAt)
+    /** Polls the survivors until one shows {@code killed} down, committed by another controller; returns the ms. */
+    private static long awaitDown(GanglionApi api, List<String> survivors, String killed, long killedAt)
             throws IOException, InterruptedException {
-        long deadline = killedAt + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            for (BrokerChild survivor : survivors) {
-                JsonNode nodes = tryGet(survivor, "/api/nodes");
-                if (nodes != null
-                        && node(nodes, killed).path("status").asText().equals("down")
-                        && !nodes.path("controller").asText(killed).equals(killed)) {
-                    return (System.nanoTime() - killedAt) / 1_000_000;
-                }
-            }
-            Thread.sleep(POLL_MS);
-        }
-        throw new IllegalStateException("no new controller committed within 60 s of killing " + killed);
-    }
-
-    private void awaitAllLive(List<BrokerChild> brokers, String rejoined, long incarnation)
-            throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
-        while (System.nanoTime() < deadline) {
-            boolean ready = true;
-            for (BrokerChild broker : brokers) {
-                JsonNode nodes = tryGet(broker, "/api/nodes");
-                if (nodes == null || nodes.path("controller").isNull()) {
-                    ready = false;
-                    break;
-                }
-                int live = 0;
-                for (JsonNode node : nodes.path("nodes")) {
-                    live += node.path("status").asText().equals("live") ? 1 : 0;
-                }
-                if (live != brokers.size()
-                        || (rejoined != null
-                                && node(nodes, rejoined).path("incarnation").asLong() < incarnation)) {
-                    ready = false;
-                    break;
-                }
-            }
-            if (ready) {
-                return;
-            }
-            Thread.sleep(20);
-        }
-        throw new IllegalStateException("the cluster did not show every broker live within 60 s");
-    }
-
-    private String controller(BrokerChild broker) throws IOException, InterruptedException {
-        return get(broker, "/api/nodes").path("controller").asText();
-    }
-
-    private static JsonNode node(JsonNode nodes, String id) {
-        for (JsonNode node : nodes.path("nodes")) {
-            if (node.path("node").asText().equals(id)) {
-                return node;
-            }
-        }
-        return JSON.createObjectNode();
-    }
-
-    private JsonNode tryGet(BrokerChild broker, String path) throws InterruptedException {
-        try {
-            return get(broker, path);
-        } catch (IOException e) {
-            return null;
-        }
-    }
-
-    private JsonNode get(BrokerChild broker, String path) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.httpPort + path))
-                .timeout(Duration.ofSeconds(2))
-                .header(
-                        "Authorization",
-                        "Basic " + Base64.getEncoder().encodeToString("guest:guest".getBytes(StandardCharsets.UTF_8)))
-                .build();
-        HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-        return JSON.readTree(response.body());
+        Waits.until(
+                Duration.ofSeconds(60),
+                Duration.ofMillis(POLL_MS),
+                "no new controller committed within 60 s of killing " + killed,
+                () -> {
+                    for (String survivor : survivors) {
+                        try {
+                            JsonNode nodes = api.nodes(survivor);
+                            if (GanglionApi.row(nodes, killed)
+                                            .path("status")
+                                            .asText()
+                                            .equals("down")
+                                    && !nodes.path("controller").asText(killed).equals(killed)) {
+                                return true;
+                            }
+                        } catch (IOException e) {
+                            // that survivor is busy or restarting: ask the other
+                        }
+                    }
+                    return false;
+                });
+        return (System.nanoTime() - killedAt) / 1_000_000;
     }
 }

@@ -9,6 +9,7 @@ import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -23,6 +24,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.ToDoubleFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -489,17 +491,16 @@ final class FailoverBench implements Runnable {
 
     private Map<String, FailoverTarget.Placement> awaitPlacements(FailoverTarget target, List<String> names)
             throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + 30 * SECOND;
-        while (true) {
-            Map<String, FailoverTarget.Placement> placements = target.placements(names);
-            if (placements.keySet().containsAll(names)) {
-                return placements;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the target did not report an owner for every queue within 30 s: " + placements);
-            }
-            Thread.sleep(200);
-        }
+        AtomicReference<Map<String, FailoverTarget.Placement>> placements = new AtomicReference<>(Map.of());
+        Waits.until(
+                Duration.ofSeconds(30),
+                Duration.ofMillis(200),
+                "the target did not report an owner for every queue within 30 s",
+                () -> {
+                    placements.set(target.placements(names));
+                    return placements.get().keySet().containsAll(names);
+                });
+        return placements.get();
     }
 
     /**

@@ -9,6 +9,7 @@ import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.ShutdownSignalException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentNavigableMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -314,10 +315,7 @@ final class FailoverWorkload implements AutoCloseable {
     /** Stops publishing; waits until every publish is resolved (confirmed, nacked or timed out). */
     void stopPublisher() throws InterruptedException {
         stopped = true;
-        long deadline = System.nanoTime() + timeoutNanos + 2_000_000_000L;
-        while (!outstanding.isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        Waits.within(Duration.ofNanos(timeoutNanos + 2_000_000_000L), Duration.ofMillis(50), outstanding::isEmpty);
         publisherThread.shutdownNow();
         publisherThread.awaitTermination(5, TimeUnit.SECONDS);
         for (var entry : channelTags.entrySet()) {
@@ -332,15 +330,11 @@ final class FailoverWorkload implements AutoCloseable {
      */
     void drain(long quietNanos, long idleNanos, long maxNanos) throws InterruptedException {
         long start = now();
-        while (now() - start < maxNanos) {
-            long confirmedSoFar = confirmed.get();
+        Waits.within(Duration.ofNanos(maxNanos), Duration.ofMillis(100), () -> {
             long sinceLast = now() - Math.max(lastDeliveryNanos, start);
-            boolean complete = missing(confirmedSoFar) == 0;
-            if ((complete && sinceLast > quietNanos) || sinceLast > idleNanos) {
-                return;
-            }
-            Thread.sleep(100);
-        }
+            boolean complete = missing(confirmed.get()) == 0;
+            return (complete && sinceLast > quietNanos) || sinceLast > idleNanos;
+        });
     }
 
     private long missing(long confirmedSoFar) {

@@ -50,7 +50,7 @@ final class GanglionApi {
             String owner = row.path("owner").asText();
             List<String> members = new ArrayList<>();
             members.add(owner);
-            // followers appear once replicated queues are wired; a classic queue has its home only
+            // a replicated queue lists its followers; a classic queue has its home only
             for (JsonNode follower : row.path("followers")) {
                 members.add(follower.asText());
             }
@@ -88,6 +88,21 @@ final class GanglionApi {
             }
         }
         return true;
+    }
+
+    /** {@code /api/nodes} as {@code node} sees it: the controller and the live set. */
+    JsonNode nodes(String node) throws IOException, InterruptedException {
+        return request(node, "GET", "/api/nodes");
+    }
+
+    /** The row of {@code id} in an {@code /api/nodes} answer, or an empty object. */
+    static JsonNode row(JsonNode nodes, String id) {
+        for (JsonNode row : nodes.path("nodes")) {
+            if (row.path("node").asText().equals(id)) {
+                return row;
+            }
+        }
+        return JSON.createObjectNode();
     }
 
     OptionalLong defaultHoldMs() throws IOException, InterruptedException {

@@ -69,13 +69,11 @@ final class GanglionTarget implements FailoverTarget {
 
     @Override
     public void awaitHealthy() throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        while (!api.healthy(nodes())) {
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the Ganglion cluster did not show every broker live within 90 s");
-            }
-            Thread.sleep(100);
-        }
+        Waits.until(
+                Duration.ofSeconds(90),
+                Duration.ofMillis(100),
+                "the Ganglion cluster did not show every broker live within 90 s",
+                () -> api.healthy(nodes()));
     }
 
     @Override

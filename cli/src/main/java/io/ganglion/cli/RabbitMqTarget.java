@@ -135,19 +135,15 @@ final class RabbitMqTarget implements FailoverTarget {
     }
 
     private void awaitStartup(Node node) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-        while (true) {
-            try {
-                ctl(node, "await_startup");
-                return;
-            } catch (IOException e) {
-                if (System.nanoTime() > deadline) {
-                    throw new IOException("RabbitMQ node " + node.name() + " did not start within 120 s, see "
-                            + node.dir().resolve("server.out") + ": " + e.getMessage());
-                }
-                Thread.sleep(500);
-            }
-        }
+        Waits.until(
+                Duration.ofSeconds(120),
+                Duration.ofMillis(500),
+                "RabbitMQ node " + node.name() + " did not start within 120 s, see "
+                        + node.dir().resolve("server.out"),
+                () -> {
+                    ctl(node, "await_startup"); // throws until the node runs
+                    return true;
+                });
     }
 
     private String ctl(Node node, String arguments) throws IOException, InterruptedException {
@@ -187,21 +183,18 @@ final class RabbitMqTarget implements FailoverTarget {
 
     @Override
     public void awaitHealthy() throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         for (Node node : nodes.values()) {
             awaitStartup(node);
         }
         Node first = nodes.values().iterator().next();
-        while (true) {
-            JsonNode status = JSON.readTree(ctl(first, "cluster_status --formatter json"));
-            if (status.path("running_nodes").size() == nodes.size()) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IOException("the RabbitMQ cluster did not show every node running within 120 s");
-            }
-            Thread.sleep(500);
-        }
+        Waits.until(
+                Duration.ofSeconds(120),
+                Duration.ofMillis(500),
+                "the RabbitMQ cluster did not show every node running within 120 s",
+                () -> JSON.readTree(ctl(first, "cluster_status --formatter json"))
+                                .path("running_nodes")
+                                .size()
+                        == nodes.size());
     }
 
     @Override
@@ -261,7 +254,7 @@ final class RabbitMqTarget implements FailoverTarget {
 
     @Override
     public void setHoldMs(long ms) {
-        throw new UnsupportedOperationException("RabbitMQ has no follower loss hold");
+        throw new Main.UsageError("RabbitMQ has no follower loss hold: run it with --holds default");
     }
 
     @Override
