@@ -5,6 +5,8 @@ import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
 import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.QueueEffects;
+import io.ganglion.queues.QueueMachine;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -41,4 +43,21 @@ interface LocalQueue extends QueueHandle {
     int readyCount();
 
     int consumerCount();
+
+    /** Applies a channel's settlement of {@code offsets} to {@code machine}: ack, discard or requeue. */
+    static void apply(QueueMachine machine, long[] offsets, Settlement settlement, QueueEffects effects) {
+        switch (settlement) {
+            case ACK -> {
+                for (long offset : offsets) {
+                    machine.ack(offset, effects);
+                }
+            }
+            case DISCARD -> {
+                for (long offset : offsets) {
+                    machine.reject(offset, false, effects);
+                }
+            }
+            case REQUEUE -> machine.requeue(offsets, effects);
+        }
+    }
 }

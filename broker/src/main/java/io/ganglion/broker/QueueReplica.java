@@ -342,19 +342,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         if (closed) {
             return;
         }
-        switch (settlement) {
-            case ACK -> {
-                for (long offset : offsets) {
-                    machine.ack(offset, this);
-                }
-            }
-            case DISCARD -> {
-                for (long offset : offsets) {
-                    machine.reject(offset, false, this);
-                }
-            }
-            case REQUEUE -> machine.requeue(offsets, this);
-        }
+        LocalQueue.apply(machine, offsets, settlement, this);
         flushSettles();
     }
 

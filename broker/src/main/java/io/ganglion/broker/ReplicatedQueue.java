@@ -325,19 +325,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (machine == null) {
             return; // a new owner redelivers them
         }
-        switch (settlement) {
-            case ACK -> {
-                for (long offset : offsets) {
-                    machine.ack(offset, this);
-                }
-            }
-            case DISCARD -> {
-                for (long offset : offsets) {
-                    machine.reject(offset, false, this);
-                }
-            }
-            case REQUEUE -> machine.requeue(offsets, this);
-        }
+        LocalQueue.apply(machine, offsets, settlement, this);
     }
 
     @Override
