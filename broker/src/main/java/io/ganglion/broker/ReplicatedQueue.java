@@ -290,16 +290,25 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
+        if (consumers.containsKey(key)) {
+            throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+        }
         gate();
+        // registered before the machine sees it: consuming delivers the ready messages at once, to this entry
+        consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
         ConsumeOutcome outcome = machine.consume(key, prefetch, noAck, exclusive, this);
         switch (outcome) {
-            case ADDED -> consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
-            case DUPLICATE_TAG ->
+            case ADDED -> {}
+            case DUPLICATE_TAG -> {
+                consumers.remove(key);
                 throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
-            case EXCLUSIVE_CONFLICT ->
+            }
+            case EXCLUSIVE_CONFLICT -> {
+                consumers.remove(key);
                 throw new BrokerFailure(
                         ReplyCode.ACCESS_REFUSED,
                         "queue '" + def.name() + "' in vhost '" + vhost + "' in exclusive use");
+            }
         }
     }
 
@@ -360,6 +369,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
         ConsumerEntry entry = consumers.get(consumer);
         if (entry == null) {
+            // the machine never delivers to a consumer it was not given; the message stays unacked to it until cancel
+            LOG.error("event=delivery_without_consumer queue={} consumer={} offset={}", def.name(), consumer, offset);
             return;
         }
         entry.sink().deliver(entry.tag(), read(offset, redelivered, 0));
