@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,12 +61,16 @@ final class AdminHttp implements AutoCloseable {
     private final ClusterNode cluster;
     private final Incarnation incarnation;
 
+    private final LocalBackend backend;
+
     private AdminHttp(
             HttpServer server,
             MetadataLog metadata,
             BrokerConfig config,
             ClusterNode cluster,
-            Incarnation incarnation) {
+            Incarnation incarnation,
+            LocalBackend backend) {
+        this.backend = backend;
         this.server = server;
         this.metadata = metadata;
         this.config = config;
@@ -80,10 +85,11 @@ final class AdminHttp implements AutoCloseable {
             MetadataLog metadata,
             BrokerConfig config,
             ClusterNode cluster,
-            Incarnation incarnation)
+            Incarnation incarnation,
+            LocalBackend backend)
             throws IOException {
         HttpServer server = HttpServer.create(new InetSocketAddress(host, port), 16);
-        AdminHttp http = new AdminHttp(server, metadata, config, cluster, incarnation);
+        AdminHttp http = new AdminHttp(server, metadata, config, cluster, incarnation, backend);
         server.createContext("/api/", http::handle);
         server.setExecutor(Executors.newSingleThreadExecutor(runnable -> {
             Thread thread = new Thread(runnable, "ganglion-http");
@@ -153,6 +159,7 @@ final class AdminHttp implements AutoCloseable {
             case "users:DELETE:name" -> command(exchange, new MetadataCommand.DeleteUser(name));
             case "queues:GET:" -> {
                 List<Map<String, Object>> queues = new ArrayList<>();
+                Map<Map<String, Object>, CompletableFuture<Map<String, Object>>> statuses = new LinkedHashMap<>();
                 for (Vhost vhost : new TreeMap<>(image.vhosts()).values()) {
                     for (var queue : new TreeMap<>(vhost.queues()).values()) {
                         Map<String, Object> row = new LinkedHashMap<>();
@@ -164,13 +171,26 @@ final class AdminHttp implements AutoCloseable {
                         row.put("auto_delete", queue.autoDelete());
                         if (queue.replicated()) {
                             replicatedColumns(row, image, vhost.name(), queue);
+                            statuses.put(row, backend.ownerStatus(vhost.name(), queue));
                         } else {
                             row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
                         }
                         queues.add(row);
                     }
                 }
+                // the owners' views (learners, each copy's durable offset), asked in parallel, each bounded
+                statuses.forEach((row, status) -> row.put("owner_status", status.join()));
                 reply(exchange, 200, queues);
+            }
+            case "replicas:GET:" -> {
+                List<Map<String, Object>> replicas = new ArrayList<>();
+                backend.localReplicaStatuses().forEach((queue, status) -> {
+                    Map<String, Object> row = new LinkedHashMap<>();
+                    row.put("queue", queue);
+                    row.putAll(status.join());
+                    replicas.add(row);
+                });
+                reply(exchange, 200, replicas);
             }
             case "nodes:GET:" -> reply(exchange, 200, nodes(image));
             case "nodes:PUT:name" -> {
@@ -228,6 +248,45 @@ final class AdminHttp implements AutoCloseable {
         row.put("followers", followers);
         row.put("active", history.flatMap(AcceptedHistory::validate).isPresent());
         row.put("recovery_pending", history.flatMap(AcceptedHistory::pending).isPresent());
+        // a follower of the committed assignment that is down while no recovery replaces it is held (the follower
+        // loss hold): it keeps its slot; since = its last heartbeat, until = when the hold ends
+        long holdMs = image.coordination().settings().value(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS);
+        List<Map<String, Object>> held = new ArrayList<>();
+        if (history.flatMap(AcceptedHistory::validate).isPresent()) {
+            committed
+                    .get()
+                    .followers()
+                    .forEach(node -> image.coordination()
+                            .liveSet()
+                            .node(node)
+                            .filter(state -> !state.live())
+                            .ifPresent(state -> held.add(Map.of(
+                                    "node",
+                                    node.value(),
+                                    "since_ms",
+                                    state.lastHeartbeatMs(),
+                                    "until_ms",
+                                    state.lastHeartbeatMs() + holdMs))));
+        }
+        row.put("held", held);
+        history.flatMap(AcceptedHistory::pending).ifPresent(pending -> {
+            Map<String, Object> recovery = new LinkedHashMap<>();
+            recovery.put("epoch", pending.proposed().epoch().value());
+            recovery.put("owner", pending.proposed().owner().value());
+            recovery.put("seals", pending.seals().size());
+            recovery.put("seals_needed", history.get().recoveryThreshold());
+            recovery.put("point", pending.point().map(Object::toString).orElse(null));
+            recovery.put("installed", pending.installedMembers());
+            recovery.put(
+                    "step",
+                    pending.point().isEmpty()
+                            ? "sealing"
+                            : pending.installedMembers()
+                                            < pending.proposed().members().size()
+                                    ? "installing"
+                                    : "activating");
+            row.put("recovery", recovery);
+        });
     }
 
     private static Map<String, Object> setting(MetadataImage image, Setting setting) {

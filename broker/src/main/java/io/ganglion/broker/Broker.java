@@ -150,7 +150,8 @@ public final class Broker implements AutoCloseable {
             backend = new LocalBackend(info, metadata, storage, shards);
         }
         AutoCloseable amqp = AmqpListener.start(config, backend);
-        AdminHttp http = AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation);
+        AdminHttp http =
+                AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation, backend);
         LOG.info(
                 "event=broker_started node={} incarnation={} amqp={}:{} http={} data={}",
                 config.nodeId(),

@@ -55,6 +55,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -282,6 +283,42 @@ final class LocalBackend implements BrokerBackend {
         QueueReplica single = replicas.get(objectId);
         return single != null ? single : replicated.get(objectId);
     }
+
+    /**
+     * The status of a replicated queue's copy at its active owner ({@link ReplicaStatus}): read here when this broker
+     * owns it, asked of the owner over the peer link otherwise; a map with an {@code error} when it cannot be had.
+     */
+    CompletableFuture<Map<String, Object>> ownerStatus(String vhost, QueueDef def) {
+        Optional<NodeId> owner = owner(vhost, def);
+        if (owner.isEmpty()) {
+            return CompletableFuture.completedFuture(Map.of("error", "no active owner"));
+        }
+        CompletableFuture<Map<String, Object>> status;
+        if (owner.get().value().equals(self)) {
+            LocalQueue local = localQueue(def.objectId());
+            status = local == null
+                    ? CompletableFuture.completedFuture(Map.of("error", "not open here yet"))
+                    : ReplicaStatus.of(local);
+        } else if (remote == null) {
+            status = CompletableFuture.completedFuture(Map.of("error", "no peer link"));
+        } else {
+            status = remote.call(owner.get(), def.objectId(), def.name(), RemoteQueues.OP_STATUS, 0)
+                    .thenApply(reply -> reply.replyCode() == 0
+                            ? ReplicaStatus.decode(reply.message())
+                            : Map.<String, Object>of("error", reply.text()));
+        }
+        return status.completeOnTimeout(Map.of("error", "owner did not answer"), STATUS_WAIT_MS, TimeUnit.MILLISECONDS)
+                .exceptionally(failure -> Map.of("error", String.valueOf(failure.getMessage())));
+    }
+
+    /** The status of every copy of a replicated queue this broker holds, by "vhost/name". */
+    Map<String, CompletableFuture<Map<String, Object>>> localReplicaStatuses() {
+        Map<String, CompletableFuture<Map<String, Object>>> statuses = new java.util.TreeMap<>();
+        replicated.values().forEach(queue -> statuses.put(queue.vhost + "/" + queue.name(), ReplicaStatus.of(queue)));
+        return statuses;
+    }
+
+    private static final long STATUS_WAIT_MS = 1_000;
 
     /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */
     Optional<RemoteQueues> remote() {

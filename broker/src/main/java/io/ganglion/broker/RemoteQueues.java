@@ -73,6 +73,9 @@ final class RemoteQueues {
     static final int OP_GET = 3;
     static final int OP_GET_NO_ACK = 4;
     static final int OP_DELETE_CHECK = 5;
+    /** The owner replica's status of a replicated queue ({@link ReplicaStatus}), as JSON in the reply's message. */
+    static final int OP_STATUS = 6;
+
     static final int FLAG_IF_UNUSED = 1;
     static final int FLAG_IF_EMPTY = 2;
 
@@ -473,6 +476,31 @@ final class RemoteQueues {
                 LocalQueue replica = localReplicas.apply(call.queueId());
                 if (replica == null) {
                     send(from, notFound(call.requestId()));
+                    return;
+                }
+                if (call.op() == OP_STATUS) {
+                    ReplicaStatus.of(replica)
+                            .whenComplete((status, failure) -> send(
+                                    from,
+                                    failure == null
+                                            ? new QueueReply(
+                                                    call.requestId(),
+                                                    0,
+                                                    "",
+                                                    0,
+                                                    0,
+                                                    -1,
+                                                    false,
+                                                    ReplicaStatus.encode(status))
+                                            : new QueueReply(
+                                                    call.requestId(),
+                                                    ReplyCode.INTERNAL_ERROR.code(),
+                                                    String.valueOf(failure.getMessage()),
+                                                    0,
+                                                    0,
+                                                    -1,
+                                                    false,
+                                                    new byte[0])));
                     return;
                 }
                 replica.shard().execute(() -> send(from, answer(from, replica, call)));

@@ -10,7 +10,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -239,21 +241,21 @@ final class Ctl {
         }
     }
 
-    @Command(name = "queues", description = "Queues: owner (or home), copies, epoch, followers, recovery state.")
+    @Command(
+            name = "queues",
+            description = "Queues: owner (or home), copies, epoch, followers, recovery state; for replicated queues the"
+                    + " followers held by the follower loss hold (and until when), the learners, and each copy's"
+                    + " durable offset as the owner counts it.")
     static final class Queues implements Runnable {
         @ParentCommand
         Ctl ctl;
 
         @Override
         public void run() {
-            System.out.println("vhost\tname\ttype\tdurable\towner\tcopies\tepoch\tfollowers\tstate");
+            System.out.println(
+                    "vhost\tname\ttype\tdurable\towner\tcopies\tepoch\tfollowers\tstate\theld\tlearners\tdurable_offsets");
             ctl.call("GET", "/api/queues").forEach(q -> {
                 boolean replicated = q.has("copies");
-                String state = !replicated
-                        ? "-"
-                        : q.path("recovery_pending").asBoolean()
-                                ? "recovering"
-                                : q.path("active").asBoolean() ? "active" : "inactive";
                 System.out.println(q.path("vhost").asText() + "\t"
                         + q.path("name").asText() + "\t"
                         + q.path("type").asText() + "\t" + q.path("durable").asBoolean() + "\t"
@@ -264,8 +266,57 @@ final class Ctl {
                                 : "1") + "\t"
                         + (replicated ? q.path("epoch").asLong() : "-") + "\t"
                         + (replicated ? q.path("followers").toString() : "-") + "\t"
-                        + state);
+                        + (replicated ? state(q) : "-") + "\t"
+                        + (replicated ? held(q.path("held")) : "-") + "\t"
+                        + (replicated ? learners(q.path("owner_status")) : "-") + "\t"
+                        + (replicated ? durableOffsets(q) : "-"));
             });
+        }
+
+        /** active, inactive, or recovering to an epoch with its step: sealing 1/2, installing, activating. */
+        static String state(JsonNode q) {
+            JsonNode recovery = q.path("recovery");
+            if (!recovery.isMissingNode()) {
+                String step = recovery.path("step").asText();
+                return "recovering(epoch " + recovery.path("epoch").asLong() + ", " + step
+                        + (step.equals("sealing")
+                                ? " " + recovery.path("seals").asInt() + "/"
+                                        + recovery.path("seals_needed").asInt()
+                                : "")
+                        + ")";
+            }
+            return q.path("active").asBoolean() ? "active" : "inactive";
+        }
+
+        /** Held followers with when their hold ends: {@code ganglion-2(until 2026-11-29T18:00:00Z)}, or -. */
+        static String held(JsonNode held) {
+            List<String> rows = new ArrayList<>();
+            held.forEach(h -> rows.add(h.path("node").asText() + "(until "
+                    + java.time.Instant.ofEpochMilli(h.path("until_ms").asLong()) + ")"));
+            return rows.isEmpty() ? "-" : String.join(",", rows);
+        }
+
+        static String learners(JsonNode status) {
+            List<String> rows = new ArrayList<>();
+            status.path("learners").forEach(node -> rows.add(node.asText()));
+            return rows.isEmpty() ? "-" : String.join(",", rows);
+        }
+
+        /** owner=durable and each follower=durable, as the owner counts them, or why they are not known. */
+        static String durableOffsets(JsonNode q) {
+            JsonNode status = q.path("owner_status");
+            if (status.has("error")) {
+                return "? (" + status.path("error").asText() + ")";
+            }
+            if (!status.has("durable")) {
+                return "-";
+            }
+            List<String> rows = new ArrayList<>();
+            rows.add(q.path("owner").asText() + "=" + status.path("durable").asLong());
+            status.path("follower_durable")
+                    .properties()
+                    .forEach(e -> rows.add(e.getKey() + "=" + e.getValue().asLong()));
+            return String.join(",", rows) + " commit=" + status.path("commit").asLong();
         }
     }
 

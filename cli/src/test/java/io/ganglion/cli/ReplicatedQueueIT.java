@@ -5,41 +5,37 @@ import static io.ganglion.cli.ClusterIT.get;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.rabbitmq.client.AMQP;
-import com.rabbitmq.client.Channel;
-import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.Connection;
-import com.rabbitmq.client.ConnectionFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Replicated queues ({@code x-queue-type: quorum}, 3 copies, majority_durable) on three broker processes, with the
- * real RabbitMQ client: publishers with confirms and consumers with acks on brokers that survive, and a total-queue
- * check at the end (nothing confirmed lost, nothing unexpected).
+ * Replicated queues on three broker processes, with the real RabbitMQ client: publishers with confirms and consumers
+ * with acks on brokers that survive ({@link QueueTraffic}), and a total-queue check at the end of each case: nothing
+ * confirmed lost, nothing unexpected, a message delivered twice only as a redelivery. The cases of the replication
+ * issue: follower loss under the hold, owner loss, hold 0, a follower's return, owner and follower lost together, a
+ * draining broker, an owner_durable queue.
  */
 class ReplicatedQueueIT {
+    private static final Duration SETTLE = Duration.ofSeconds(40);
+    private static final Duration CONSUME = Duration.ofSeconds(30);
+
     @TempDir
     Path dir;
 
     private List<BrokerChild> brokers = new ArrayList<>();
 
-    @BeforeEach
-    void startCluster() throws Exception {
-        brokers = BrokerChild.cluster(dir, 3, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
+    private void startCluster(int size) throws Exception {
+        brokers = BrokerChild.cluster(dir, size, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
         for (BrokerChild broker : brokers) {
             broker.launch();
         }
@@ -47,14 +43,18 @@ class ReplicatedQueueIT {
             broker.awaitListening();
         }
         for (BrokerChild broker : brokers) {
-            await(broker, "/api/nodes", nodes -> {
-                int live = 0;
-                for (JsonNode node : nodes.path("nodes")) {
-                    live += node.path("status").asText().equals("live") ? 1 : 0;
-                }
-                return live == 3 && !nodes.path("controller").isNull();
-            });
+            awaitLive(broker, size);
         }
+    }
+
+    private static void awaitLive(BrokerChild broker, int live) throws Exception {
+        await(broker, "/api/nodes", nodes -> {
+            int count = 0;
+            for (JsonNode node : nodes.path("nodes")) {
+                count += node.path("status").asText().equals("live") ? 1 : 0;
+            }
+            return count == live && !nodes.path("controller").isNull();
+        });
     }
 
     @AfterEach
@@ -64,195 +64,286 @@ class ReplicatedQueueIT {
         }
     }
 
+    /** Case 1: kill -9 a broker that is only a follower: the queue never stops confirming, the follower is held. */
     @Test
     void shouldConfirmThroughAFollowerLossWithoutANewEpoch() throws Exception {
-        try (Connection declaring = connect(brokers.get(0))) {
-            declaring.createChannel().queueDeclare("orders", true, false, false, Map.of("x-queue-type", "quorum"));
-        }
-        JsonNode queue = queue(brokers.get(0), "orders");
+        startCluster(3);
+        JsonNode queue = declare("orders", Map.of("x-queue-type", "quorum"));
         assertThat(queue.path("active").asBoolean())
                 .as("activated before declare-ok: %s", queue)
                 .isTrue();
         assertThat(queue.path("copies").asInt()).isEqualTo(3);
         String owner = queue.path("owner").asText();
         long epoch = queue.path("epoch").asLong();
-        List<String> followers = new ArrayList<>();
-        queue.path("followers").forEach(f -> followers.add(f.asText()));
-        assertThat(followers).hasSize(2);
-        BrokerChild victim = byId(followers.get(0));
-        BrokerChild client =
-                brokers.stream().filter(b -> b != victim).findFirst().orElseThrow();
+        BrokerChild victim = byId(followers(queue).get(0));
+        BrokerChild client = other(victim, byId(owner));
 
-        Set<String> consumed = ConcurrentHashMap.newKeySet();
-        AtomicInteger unexpected = new AtomicInteger();
-        try (Connection publishing = connect(client);
-                Connection consuming = connect(client)) {
-            Channel publisher = publishing.createChannel();
-            publisher.confirmSelect();
-            ConcurrentNavigableMap<Long, String> outstanding = new ConcurrentSkipListMap<>();
-            Set<String> confirmed = ConcurrentHashMap.newKeySet();
-            AtomicInteger nacked = new AtomicInteger();
-            publisher.addConfirmListener(new ConfirmListener() {
-                @Override
-                public void handleAck(long tag, boolean multiple) {
-                    settle(tag, multiple, confirmed);
-                }
-
-                @Override
-                public void handleNack(long tag, boolean multiple) {
-                    nacked.incrementAndGet();
-                    settle(tag, multiple, ConcurrentHashMap.newKeySet());
-                }
-
-                private void settle(long tag, boolean multiple, Set<String> into) {
-                    var settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
-                    into.addAll(settled.values());
-                    settled.clear();
-                }
-            });
-            Channel consumer = consuming.createChannel();
-            consumer.basicQos(100);
-            consumer.basicConsume(
-                    "orders",
-                    false,
-                    (tag, delivery) -> {
-                        String id = delivery.getProperties().getMessageId();
-                        if (id == null || !id.startsWith("m")) {
-                            unexpected.incrementAndGet();
-                        }
-                        consumed.add(id);
-                        consumer.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
-                    },
-                    tag -> {});
-
-            int total = 600;
-            for (int i = 0; i < total; i++) {
-                if (i == total / 3) {
+        try (QueueTraffic traffic = new QueueTraffic(client, client, "orders", "m").consume()) {
+            traffic.publish(600, i -> {
+                if (i == 200) {
                     victim.kill(); // a follower only: the queue keeps confirming, no new epoch (the hold)
                 }
-                String id = "m" + i;
-                outstanding.put(publisher.getNextPublishSeqNo(), id);
-                publisher.basicPublish(
-                        "",
-                        "orders",
-                        new AMQP.BasicProperties.Builder()
-                                .messageId(id)
-                                .deliveryMode(2)
-                                .build(),
-                        ("body " + i).getBytes(StandardCharsets.UTF_8));
-                if (i % 50 == 0) {
-                    Thread.sleep(20);
-                }
-            }
-            assertThat(publisher.waitForConfirms(30_000))
-                    .as("every publish confirmed")
-                    .isTrue();
-            assertThat(nacked.get()).as("nacks").isZero();
-            assertThat(confirmed).hasSize(total);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!consumed.containsAll(confirmed) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
-            Set<String> lost = new java.util.TreeSet<>(confirmed);
-            lost.removeAll(consumed);
-            assertThat(lost).as("confirmed but never consumed").isEmpty();
-            assertThat(unexpected.get()).isZero();
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            assertThat(ClusterIT.ctl(client, 0, "queues"))
+                    .contains("orders\tquorum\ttrue\t" + owner + "\t3 majority_durable\t" + epoch + "\t")
+                    .contains("\tactive\t" + victim.nodeId() + "(until ");
+            totalQueueCheck(traffic, true);
+            System.out.println("case 1 (follower killed): " + traffic.summary());
         }
         JsonNode after = queue(client, "orders");
         assertThat(after.path("epoch").asLong())
                 .as("the hold kept the epoch: %s", after)
                 .isEqualTo(epoch);
         assertThat(after.path("owner").asText()).isEqualTo(owner);
-        assertThat(ClusterIT.ctl(client, 0, "queues"))
-                .contains("orders\tquorum\ttrue\t" + owner + "\t3 majority_durable\t" + epoch + "\t")
-                .contains("\tactive");
+        assertThat(after.path("held").toString()).contains(victim.nodeId());
     }
 
+    /**
+     * Case 2: kill -9 the owner while a publisher and a consumer on surviving brokers run: a new epoch, every publish
+     * confirmed (re-sent to the new owner), none nacked, the consumer (cancelled, subscribing again) gets them all.
+     */
     @Test
     void shouldRecoverToANewEpochWhenTheOwnerIsKilled() throws Exception {
-        try (Connection declaring = connect(brokers.get(0))) {
-            declaring.createChannel().queueDeclare("payments", true, false, false, Map.of("x-queue-type", "quorum"));
-        }
-        JsonNode queue = queue(brokers.get(0), "payments");
-        String owner = queue.path("owner").asText();
+        startCluster(3);
+        JsonNode queue = declare("payments", Map.of("x-queue-type", "quorum"));
         long epoch = queue.path("epoch").asLong();
-        BrokerChild victim = byId(owner);
-        BrokerChild client =
-                brokers.stream().filter(b -> b != victim).findFirst().orElseThrow();
-        // a publisher on a surviving broker keeps publishing through the owner's death: every publish is confirmed
-        // (re-sent to the new owner, found in its log or appended), none nacked
-        Set<String> confirmed = ConcurrentHashMap.newKeySet();
-        AtomicInteger nacked = new AtomicInteger();
-        try (Connection publishing = connect(client)) {
-            Channel publisher = publishing.createChannel();
-            publisher.confirmSelect();
-            ConcurrentNavigableMap<Long, String> outstanding = new ConcurrentSkipListMap<>();
-            publisher.addConfirmListener(new ConfirmListener() {
-                @Override
-                public void handleAck(long tag, boolean multiple) {
-                    var settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
-                    confirmed.addAll(settled.values());
-                    settled.clear();
-                }
+        BrokerChild victim = byId(queue.path("owner").asText());
+        List<BrokerChild> survivors = others(victim);
 
-                @Override
-                public void handleNack(long tag, boolean multiple) {
-                    var settled = multiple ? outstanding.headMap(tag, true) : outstanding.subMap(tag, true, tag, true);
-                    nacked.addAndGet(settled.size());
-                    settled.clear();
-                }
-            });
-            for (int i = 0; i < 500; i++) {
+        try (QueueTraffic traffic = new QueueTraffic(survivors.get(0), survivors.get(1), "payments", "p").consume()) {
+            traffic.publish(500, i -> {
                 if (i == 200) {
                     victim.kill();
                 }
-                outstanding.put(publisher.getNextPublishSeqNo(), "p" + i);
-                publisher.basicPublish(
-                        "",
-                        "payments",
-                        new AMQP.BasicProperties.Builder().messageId("p" + i).build(),
-                        ("payment " + i).getBytes(StandardCharsets.UTF_8));
-                if (i % 20 == 0) {
-                    Thread.sleep(10);
-                }
-            }
-            assertThat(publisher.waitForConfirms(40_000))
-                    .as("nacked: %s", nacked.get())
-                    .isTrue();
-            assertThat(nacked.get()).isZero();
-            assertThat(confirmed).hasSize(500);
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            assertThat(traffic.subscriptions())
+                    .as("subscribed again after the owner died")
+                    .isGreaterThan(1);
+            System.out.println("case 2 (owner killed): " + traffic.summary());
         }
-        JsonNode recovered = await(client, "/api/queues", queues -> {
-            for (JsonNode q : queues) {
-                if (q.path("name").asText().equals("payments")) {
-                    return q.path("active").asBoolean() && q.path("epoch").asLong() > epoch;
-                }
-            }
-            return false;
-        });
-        Set<String> consumed = ConcurrentHashMap.newKeySet();
-        try (Connection consuming = connect(client)) {
-            Channel consumer = consuming.createChannel();
-            consumer.basicConsume(
-                    "payments",
-                    false,
-                    (tag, delivery) -> {
-                        consumed.add(delivery.getProperties().getMessageId());
-                        consumer.basicAck(delivery.getEnvelope().getDeliveryTag(), false);
-                    },
-                    tag -> {});
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!consumed.containsAll(confirmed) && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-            }
+        JsonNode after = awaitQueue(
+                survivors.get(0),
+                "payments",
+                q -> q.path("active").asBoolean() && q.path("epoch").asLong() > epoch);
+        assertThat(after.path("owner").asText()).isNotEqualTo(victim.nodeId());
+    }
+
+    /** Case 3: with the hold set to 0, a lost follower is replaced through recovery at once. */
+    @Test
+    void shouldRecoverAtOnceWhenTheHoldIsZero() throws Exception {
+        startCluster(3);
+        ClusterIT.ctl(brokers.get(0), 0, "settings", "set", "replication.follower_loss_hold_ms", "0");
+        JsonNode queue = declare("audit", Map.of("x-queue-type", "quorum"));
+        long epoch = queue.path("epoch").asLong();
+        String owner = queue.path("owner").asText();
+        BrokerChild victim = byId(followers(queue).get(0));
+        BrokerChild client = other(victim, byId(owner));
+
+        try (QueueTraffic traffic = new QueueTraffic(client, client, "audit", "a").consume()) {
+            traffic.publish(200);
+            long killed = System.nanoTime();
+            victim.kill();
+            JsonNode recovered = awaitQueue(
+                    client,
+                    "audit",
+                    q -> q.path("active").asBoolean() && q.path("epoch").asLong() > epoch);
+            long recoveredMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+            assertThat(followers(recovered)).doesNotContain(victim.nodeId());
+            assertThat(recovered.path("held").size()).as("nobody held").isZero();
+            traffic.publish(200);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 3 (hold 0): new epoch " + recovered.path("epoch") + " seen " + recoveredMs
+                    + " ms after the kill; " + traffic.summary());
         }
-        Set<String> lost = new java.util.TreeSet<>(confirmed);
-        lost.removeAll(consumed);
-        assertThat(lost).as("confirmed but never consumed after %s", recovered).isEmpty();
+    }
+
+    /**
+     * Case 4: a killed follower restarted within the hold rejoins as a learner and is promoted back, in the same
+     * epoch; then the other follower dies and the queue keeps confirming, which needs the returned one to count.
+     */
+    @Test
+    void shouldTakeARestartedFollowerBackWithoutANewEpoch() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("ledger", Map.of("x-queue-type", "quorum"));
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild returning = byId(followers(queue).get(0));
+        BrokerChild other = byId(followers(queue).get(1));
+
+        try (QueueTraffic traffic = new QueueTraffic(owner, owner, "ledger", "l").consume()) {
+            traffic.publish(200, i -> {
+                if (i == 50) {
+                    returning.kill();
+                }
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            returning.launch().awaitListening();
+            awaitLive(owner, 3);
+            JsonNode rejoined = awaitQueue(owner, "ledger", q -> {
+                JsonNode status = q.path("owner_status");
+                return status.path("learners").isArray()
+                        && status.path("learners").isEmpty()
+                        && status.path("follower_durable")
+                                        .path(returning.nodeId())
+                                        .asLong(-1)
+                                >= status.path("commit").asLong();
+            });
+            assertThat(rejoined.path("epoch").asLong())
+                    .as("no new epoch for its return: %s", rejoined)
+                    .isEqualTo(epoch);
+            assertThat(rejoined.path("held").size()).isZero();
+            traffic.publish(100, i -> {
+                if (i == 20) {
+                    other.kill(); // now only the returned follower can make W = 2
+                }
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 4 (follower returned): " + traffic.summary());
+        }
+        assertThat(queue(owner, "ledger").path("epoch").asLong()).isEqualTo(epoch);
+    }
+
+    /**
+     * Case 6: owner and one follower killed together (3 copies): the queue never activates on the one copy left; when
+     * one of them comes back it recovers with nothing confirmed lost.
+     */
+    @Test
+    void shouldWaitRatherThanActivateOnOneCopy() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("vault", Map.of("x-queue-type", "quorum"));
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild follower = byId(followers(queue).get(0));
+        BrokerChild survivor = other(owner, follower);
+
+        try (QueueTraffic traffic = new QueueTraffic(survivor, survivor, "vault", "v")) {
+            traffic.publish(300);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            assertThat(traffic.nacked()).isZero();
+            owner.kill();
+            follower.kill();
+            // for three seconds: never active in a new epoch with one copy
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+            while (System.nanoTime() < until) {
+                JsonNode now = queue(survivor, "vault");
+                assertThat(now.path("active").asBoolean() && now.path("epoch").asLong() > epoch)
+                        .as("activated on one copy: %s", now)
+                        .isFalse();
+                Thread.sleep(100);
+            }
+            follower.launch().awaitListening();
+            JsonNode recovered = awaitQueue(
+                    survivor,
+                    "vault",
+                    q -> q.path("active").asBoolean() && q.path("epoch").asLong() > epoch);
+            traffic.consume();
+            totalQueueCheck(traffic, false);
+            System.out.println(
+                    "case 6 (owner and follower killed): recovered to " + recovered + "; " + traffic.summary());
+        }
+    }
+
+    /** Case 7: draining a broker moves its copies away through recovery, nothing lost. */
+    @Test
+    void shouldMoveCopiesOffADrainingBroker() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("drained", Map.of("x-queue-type", "quorum", "x-copies", 2));
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild follower = byId(followers(queue).get(0));
+        BrokerChild outsider = other(owner, follower);
+
+        try (QueueTraffic traffic = new QueueTraffic(outsider, outsider, "drained", "d").consume()) {
+            traffic.publish(300, i -> {
+                if (i == 100) {
+                    ClusterIT.ctl(outsider, 0, "node", "drain", owner.nodeId());
+                }
+            });
+            JsonNode moved = awaitQueue(
+                    outsider,
+                    "drained",
+                    q -> q.path("active").asBoolean()
+                            && q.path("epoch").asLong() > epoch
+                            && !q.path("owner").asText().equals(owner.nodeId())
+                            && !followers(q).contains(owner.nodeId()));
+            traffic.publish(100);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 7 (drain): moved to " + moved + "; " + traffic.summary());
+        }
+    }
+
+    /** Case 8: an owner_durable queue (W = 1) has no hold: a lost follower takes the recovery path. */
+    @Test
+    void shouldRecoverAnOwnerDurableQueueOnFollowerLoss() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("fast", Map.of("x-queue-type", "quorum", "x-durability", "owner_durable"));
+        assertThat(queue.path("durability").asText()).isEqualTo("owner_durable");
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild victim = byId(followers(queue).get(0));
+        BrokerChild client = other(owner, victim);
+
+        try (QueueTraffic traffic = new QueueTraffic(client, client, "fast", "f").consume()) {
+            traffic.publish(300, i -> {
+                if (i == 100) {
+                    victim.kill();
+                }
+            });
+            JsonNode recovered = awaitQueue(
+                    client,
+                    "fast",
+                    q -> q.path("active").asBoolean() && q.path("epoch").asLong() > epoch);
+            assertThat(followers(recovered)).doesNotContain(victim.nodeId());
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 8 (owner_durable follower loss): " + traffic.summary());
+        }
+    }
+
+    /** Every confirmed message consumed, nothing unexpected, duplicates only as redeliveries; no nack if asked. */
+    private static void totalQueueCheck(QueueTraffic traffic, boolean noNacks) {
+        assertThat(traffic.awaitConsumed(CONSUME))
+                .as("confirmed but never consumed: %s", traffic.summary())
+                .isEmpty();
+        assertThat(traffic.unexpected()).as(traffic.summary()).isZero();
+        assertThat(traffic.duplicatesNotRedelivered()).as(traffic.summary()).isZero();
+        if (noNacks) {
+            assertThat(traffic.nacked()).as(traffic.summary()).isZero();
+            assertThat(traffic.confirmed()).as(traffic.summary()).isEqualTo(traffic.published());
+        }
+    }
+
+    private JsonNode declare(String name, Map<String, Object> arguments) throws Exception {
+        try (Connection declaring = QueueTraffic.connect(brokers.get(0))) {
+            declaring.createChannel().queueDeclare(name, true, false, false, new HashMap<>(arguments));
+        }
+        return queue(brokers.get(0), name);
+    }
+
+    private static List<String> followers(JsonNode queue) {
+        List<String> followers = new ArrayList<>();
+        queue.path("followers").forEach(f -> followers.add(f.asText()));
+        return followers;
     }
 
     private BrokerChild byId(String id) {
         return brokers.stream().filter(b -> b.nodeId().equals(id)).findFirst().orElseThrow();
+    }
+
+    private List<BrokerChild> others(BrokerChild... excluded) {
+        List<BrokerChild> others = new ArrayList<>(brokers);
+        others.removeAll(List.of(excluded));
+        return others;
+    }
+
+    private BrokerChild other(BrokerChild... excluded) {
+        return others(excluded).get(0);
     }
 
     private static JsonNode queue(BrokerChild broker, String name) throws Exception {
@@ -264,9 +355,21 @@ class ReplicatedQueueIT {
         throw new AssertionError("no queue " + name + " on " + broker.nodeId());
     }
 
-    private static Connection connect(BrokerChild broker) throws Exception {
-        ConnectionFactory factory = new ConnectionFactory();
-        factory.setPort(broker.amqpPort);
-        return factory.newConnection();
+    private static JsonNode awaitQueue(BrokerChild broker, String name, Predicate<JsonNode> condition)
+            throws Exception {
+        JsonNode all = await(broker, "/api/queues", queues -> {
+            for (JsonNode q : queues) {
+                if (q.path("name").asText().equals(name)) {
+                    return condition.test(q);
+                }
+            }
+            return false;
+        });
+        for (JsonNode q : all) {
+            if (q.path("name").asText().equals(name)) {
+                return q;
+            }
+        }
+        throw new AssertionError("no queue " + name);
     }
 }

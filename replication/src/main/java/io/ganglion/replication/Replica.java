@@ -49,6 +49,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
@@ -355,6 +356,18 @@ public final class Replica {
             }
         }
         return learners;
+    }
+
+    /**
+     * What the owner counts of each follower: its durable offset within the prefix it shares with the owner (-1 before
+     * it reported one). Empty when not owning.
+     */
+    public SortedMap<NodeId, Long> followerDurable() {
+        TreeMap<NodeId, Long> durable = new TreeMap<>();
+        if (owner != null) {
+            owner.peers.values().forEach(peer -> durable.put(peer.node, peer.matched));
+        }
+        return durable;
     }
 
     public long start() {

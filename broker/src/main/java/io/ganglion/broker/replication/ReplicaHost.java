@@ -30,6 +30,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -108,7 +110,9 @@ public final class ReplicaHost {
             long end,
             long durable,
             Epoch sealedEpoch,
-            boolean failed) {}
+            boolean failed,
+            List<NodeId> learners,
+            SortedMap<NodeId, Long> followerDurable) {}
 
     private final ObjectId object;
     private final long storageId;
@@ -349,8 +353,17 @@ public final class ReplicaHost {
         CompletableFuture<Status> status = new CompletableFuture<>();
         onShard(() -> {
             if (replica == null) {
-                status.complete(
-                        new Status(Optional.empty(), Optional.empty(), -1, 0, -1, -1, Epoch.NONE, failure != null));
+                status.complete(new Status(
+                        Optional.empty(),
+                        Optional.empty(),
+                        -1,
+                        0,
+                        -1,
+                        -1,
+                        Epoch.NONE,
+                        failure != null,
+                        List.of(),
+                        new TreeMap<>()));
                 return;
             }
             status.complete(new Status(
@@ -361,7 +374,9 @@ public final class ReplicaHost {
                     replica.end(),
                     replica.durable(),
                     replica.sealedEpoch(),
-                    failure != null));
+                    failure != null,
+                    replica.learners(),
+                    replica.followerDurable()));
         });
         return status;
     }
