@@ -132,7 +132,9 @@ final class QueueTraffic implements AutoCloseable {
 
     /** Publishes {@code count} persistent messages, calling {@code before} with each index first (to inject a fault). */
     void publish(int count, IndexAction before) throws Exception {
-        lastConfirmNanos.compareAndSet(0, System.nanoTime());
+        if (outstanding.isEmpty()) {
+            lastConfirmNanos.set(System.nanoTime()); // a gap counts only while publishes wait for confirms
+        }
         for (int i = 0; i < count; i++) {
             before.run(i);
             String id = prefix + published++;
