@@ -27,6 +27,7 @@ import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
@@ -77,7 +78,9 @@ public final class Broker implements AutoCloseable {
 
     public static Broker start(BrokerConfig config) throws IOException {
         Clock clock = Clock.systemUTC();
-        Storage storage = Storage.open(config.dataDir().resolve("storage"), StorageConfig.defaults(clock::millis));
+        Storage storage = Storage.open(
+                config.dataDir().resolve("storage"),
+                StorageConfig.defaults(clock::millis).withSegmentBytes(config.segmentBytes()));
         Incarnation incarnation = IncarnationFile.next(config.dataDir());
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
         List<Shard> shards = new ArrayList<>();
@@ -215,6 +218,16 @@ public final class Broker implements AutoCloseable {
                     "event=bootstrapped vhosts={} users={}",
                     after.vhosts().keySet(),
                     after.users().keySet());
+            // runtime settings in the config seed the cluster's settings when it is first bootstrapped; afterwards
+            // they live in the metadata log and change with `ctl settings set`
+            Map<String, String> seeded = new java.util.TreeMap<>();
+            config.settings().overrides().forEach((name, value) -> seeded.put(name, String.valueOf(value)));
+            if (!seeded.isEmpty()) {
+                metadata.propose(new MetadataCommand.Coordination(
+                                new io.ganglion.coordination.CoordinationCommand.SetSettings(seeded)))
+                        .join();
+                LOG.info("event=settings_seeded settings={}", seeded);
+            }
         }
     }
 

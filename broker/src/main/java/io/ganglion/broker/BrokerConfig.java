@@ -26,6 +26,8 @@ import java.util.Map;
  *   cluster.seeds = a@127.0.0.1:25672:25680, b@...   every broker of the cluster (id@host:peerPort:metadataPort);
  *                                      empty: a single broker with a file metadata log. The first three (or five)
  *                                      vote in the metadata quorum; this broker's own ports come from its entry.
+ *   storage.segment_bytes = 67108864  a replica's log rolls to a new segment file at this size; retention discards
+ *                                      whole segments, so smaller ones free space sooner (4096 to 1 GiB)
  * </pre>
  */
 public record BrokerConfig(
@@ -40,7 +42,8 @@ public record BrokerConfig(
         Settings settings,
         List<io.ganglion.broker.cluster.Seed> seeds,
         long electionTimeoutMinMs,
-        long electionTimeoutMaxMs) {
+        long electionTimeoutMaxMs,
+        int segmentBytes) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
     public boolean clustered() {
@@ -66,7 +69,8 @@ public record BrokerConfig(
                 settings,
                 next,
                 electionTimeoutMinMs,
-                electionTimeoutMaxMs);
+                electionTimeoutMaxMs,
+                segmentBytes);
     }
 
     private static final List<String> BROKER_KEYS = List.of(
@@ -80,7 +84,8 @@ public record BrokerConfig(
             "default.pass",
             "cluster.seeds",
             "metadata.election_timeout_min_ms",
-            "metadata.election_timeout_max_ms");
+            "metadata.election_timeout_max_ms",
+            "storage.segment_bytes");
 
     /**
      * The metadata quorum's election timeouts: a follower that hears no leader for a random time in [min, max] runs for
@@ -90,6 +95,8 @@ public record BrokerConfig(
     public static final long DEFAULT_ELECTION_TIMEOUT_MIN_MS = 100;
 
     public static final long DEFAULT_ELECTION_TIMEOUT_MAX_MS = 200;
+
+    public static final int DEFAULT_SEGMENT_BYTES = 64 << 20;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -111,7 +118,8 @@ public record BrokerConfig(
                 Settings.defaults(),
                 List.of(),
                 DEFAULT_ELECTION_TIMEOUT_MIN_MS,
-                DEFAULT_ELECTION_TIMEOUT_MAX_MS);
+                DEFAULT_ELECTION_TIMEOUT_MAX_MS,
+                DEFAULT_SEGMENT_BYTES);
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -162,6 +170,7 @@ public record BrokerConfig(
         List<io.ganglion.broker.cluster.Seed> seeds = List.of();
         long electionMin = DEFAULT_ELECTION_TIMEOUT_MIN_MS;
         long electionMax = DEFAULT_ELECTION_TIMEOUT_MAX_MS;
+        int segmentBytes = DEFAULT_SEGMENT_BYTES;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -176,6 +185,7 @@ public record BrokerConfig(
                 case "default.pass" -> pass = value;
                 case "metadata.election_timeout_min_ms" -> electionMin = millis(key, value);
                 case "metadata.election_timeout_max_ms" -> electionMax = millis(key, value);
+                case "storage.segment_bytes" -> segmentBytes = (int) number(key, value, 4096, 1L << 30);
                 case "cluster.seeds" -> {
                     try {
                         seeds = io.ganglion.broker.cluster.Seed.parseList(value);
@@ -228,7 +238,8 @@ public record BrokerConfig(
                 parsed,
                 seeds,
                 electionMin,
-                electionMax);
+                electionMax,
+                segmentBytes);
     }
 
     private static String nonEmpty(String key, String value) throws ConfigException {
@@ -236,6 +247,19 @@ public record BrokerConfig(
             throw new ConfigException("setting " + key + ": must not be empty");
         }
         return value;
+    }
+
+    private static long number(String key, String value, long min, long max) throws ConfigException {
+        long parsed;
+        try {
+            parsed = Long.parseLong(value.strip().replace("_", ""));
+        } catch (NumberFormatException e) {
+            throw new ConfigException("setting " + key + ": expected a whole number, got '" + value + "'");
+        }
+        if (parsed < min || parsed > max) {
+            throw new ConfigException("setting " + key + ": " + parsed + " is outside " + min + " to " + max);
+        }
+        return parsed;
     }
 
     private static long millis(String key, String value) throws ConfigException {

@@ -68,6 +68,18 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
     private boolean closed;
     private boolean gateScheduled;
+    private int gateTicks;
+
+    /**
+     * Retention. Every {@value #LOW_WATER_EVERY_TICKS} gate ticks the queue finds its lowest unsettled offset; once the
+     * log is committed past every settle record written until then ({@code lowWaterNeedsCommit}), it tells the host
+     * ({@link ReplicaEvent.SettledLowWater}), and the owner may discard the log below it.
+     */
+    private long lowWaterCandidate = -1;
+
+    private long lowWaterNeedsCommit = Long.MAX_VALUE;
+    private long lowWaterReported;
+    private static final int LOW_WATER_EVERY_TICKS = 25;
 
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
@@ -152,6 +164,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 }
                 enqueuedUpTo = upTo;
             }
+            reportLowWater();
         } catch (IOException e) {
             LOG.error("event=replicated_queue_read_failed queue={} epoch={}", def.name(), epoch, e);
         }
@@ -171,7 +184,31 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
+    /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
+    private void findLowWater() {
+        if (machine == null || lowWaterCandidate >= 0) {
+            return;
+        }
+        long lowest = Math.min(machine.lowestUnsettled(), enqueuedUpTo + 1);
+        if (lowest > lowWaterReported) {
+            lowWaterCandidate = lowest;
+            lowWaterNeedsCommit = host.endNow();
+            reportLowWater(); // at once when the log is committed to its end already
+        }
+    }
+
+    private void reportLowWater() {
+        if (lowWaterCandidate >= 0 && enqueuedUpTo >= lowWaterNeedsCommit) {
+            host.deliver(new ReplicaEvent.SettledLowWater(lowWaterCandidate));
+            lowWaterReported = lowWaterCandidate;
+            lowWaterCandidate = -1;
+            lowWaterNeedsCommit = Long.MAX_VALUE;
+        }
+    }
+
     private void drop(String why) {
+        lowWaterCandidate = -1;
+        lowWaterNeedsCommit = Long.MAX_VALUE;
         machine = null;
         activeEpoch = null;
         enqueuedUpTo = -1;
@@ -240,6 +277,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             shard.schedule(
                     () -> {
                         gateScheduled = false;
+                        if (++gateTicks % LOW_WATER_EVERY_TICKS == 0) {
+                            findLowWater();
+                        }
                         gate();
                     },
                     GATE_EVERY_MS);

@@ -110,4 +110,17 @@ class BrokerConfigTest {
         assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("metadata.election_timeout_min_ms", "5")))
                 .hasMessageContaining("between 10 and 60000");
     }
+
+    @Test
+    void shouldTakeTheSegmentSizeAndRefuseBadOnes() throws Exception {
+        assertThat(BrokerConfig.defaults().segmentBytes()).isEqualTo(64 << 20);
+        assertThat(BrokerConfig.load(null, Map.of("storage.segment_bytes", "65_536"))
+                        .segmentBytes())
+                .isEqualTo(65_536);
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("storage.segment_bytes", "100")))
+                .hasMessageContaining("storage.segment_bytes")
+                .hasMessageContaining("outside 4096");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("storage.segment_bytes", "big")))
+                .hasMessageContaining("expected a whole number");
+    }
 }

@@ -72,6 +72,12 @@ final class BrokerChild implements AutoCloseable {
         return children;
     }
 
+    /** Starts it (next time) with {@code key = value} too: a broker key or a runtime setting. */
+    BrokerChild with(String key, String value) {
+        settings.put(key, value);
+        return this;
+    }
+
     /** A setting this broker was started with ({@code cluster.seeds}, ...), or null. */
     String setting(String key) {
         return settings.get(key);

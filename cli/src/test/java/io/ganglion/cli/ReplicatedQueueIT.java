@@ -34,9 +34,12 @@ class ReplicatedQueueIT {
 
     private List<BrokerChild> brokers = new ArrayList<>();
 
-    private void startCluster(int size) throws Exception {
+    private void startCluster(int size, String... settings) throws Exception {
         brokers = BrokerChild.cluster(dir, size, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
         for (BrokerChild broker : brokers) {
+            for (int i = 0; i < settings.length; i += 2) {
+                broker.with(settings[i], settings[i + 1]);
+            }
             broker.launch();
         }
         for (BrokerChild broker : brokers) {
@@ -206,6 +209,67 @@ class ReplicatedQueueIT {
             System.out.println("case 4 (follower returned): " + traffic.summary());
         }
         assertThat(queue(owner, "ledger").path("epoch").asLong()).isEqualTo(epoch);
+    }
+
+    /**
+     * Case 5: a follower kept away past the retention protection while the owner consumes and discards: on return (a
+     * new incarnation, so a learner) it needs records the owner no longer has, reseeds from the owner's snapshot and
+     * catches up; it counts again (the other follower then dies and the queue keeps confirming), same epoch.
+     */
+    @Test
+    void shouldReseedAFollowerThatNeedsDiscardedRecords() throws Exception {
+        startCluster(3, "storage.segment_bytes", "8192", "replication.retention_protect_ms", "1000");
+        JsonNode queue = declare("journal", Map.of("x-queue-type", "quorum"));
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild away = byId(followers(queue).get(0));
+        BrokerChild other = byId(followers(queue).get(1));
+
+        try (QueueTraffic traffic = new QueueTraffic(owner, owner, "journal", "j").consume()) {
+            traffic.publish(300);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            long awayHad = queue(owner, "journal")
+                    .path("owner_status")
+                    .path("follower_durable")
+                    .path(away.nodeId())
+                    .asLong();
+            away.kill();
+            traffic.publish(1500);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            assertThat(traffic.awaitConsumed(CONSUME)).isEmpty();
+            // consumed and settled: the owner discards below its lowest unsettled message, past what the away one had
+            JsonNode discarded = awaitQueue(
+                    owner, "journal", q -> q.path("owner_status").path("start").asLong() > awayHad + 1);
+            away.launch().awaitListening();
+            JsonNode caughtUp = awaitQueue(owner, "journal", q -> {
+                JsonNode status = q.path("owner_status");
+                return status.path("learners").isArray()
+                        && status.path("learners").isEmpty()
+                        && status.path("follower_durable").path(away.nodeId()).asLong(-1)
+                                >= status.path("commit").asLong();
+            });
+            assertThat(caughtUp.path("epoch").asLong()).isEqualTo(epoch);
+            JsonNode copy = null;
+            for (JsonNode replica : get(away, "/api/replicas")) {
+                if (replica.path("queue").asText().equals("//journal")) {
+                    copy = replica;
+                }
+            }
+            assertThat(copy).as("the returned copy").isNotNull();
+            assertThat(copy.path("start").asLong())
+                    .as("reseeded: its log starts where the owner's snapshot did (%s), not at 0", discarded)
+                    .isGreaterThan(awayHad + 1);
+            traffic.publish(200, i -> {
+                if (i == 20) {
+                    other.kill(); // the reseeded follower must count now
+                }
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 5 (reseed): owner log start "
+                    + discarded.path("owner_status").path("start") + ", returned copy " + copy + "; "
+                    + traffic.summary());
+        }
     }
 
     /**

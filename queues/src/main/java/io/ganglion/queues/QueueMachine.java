@@ -79,6 +79,25 @@ public final class QueueMachine {
         return fresh.size() + returned.size();
     }
 
+    /**
+     * The lowest offset of a message not settled (ready or out with a consumer), or {@code Long.MAX_VALUE} when every
+     * message is settled: what the log below it holds is no longer needed by the queue (retention). Linear in the
+     * number of unacknowledged messages; call it now and then, not per message.
+     */
+    public long lowestUnsettled() {
+        long lowest = Long.MAX_VALUE;
+        if (!fresh.isEmpty()) {
+            lowest = fresh.peekLong();
+        }
+        if (!returned.isEmpty()) {
+            lowest = Math.min(lowest, returned.first());
+        }
+        for (var offsets = unacked.keySet().iterator(); offsets.hasNext(); ) {
+            lowest = Math.min(lowest, offsets.nextLong());
+        }
+        return lowest;
+    }
+
     /** Messages delivered and not yet settled or returned. */
     public int unackedCount() {
         return unacked.size();

@@ -41,6 +41,22 @@ class QueueMachineTest {
     }
 
     @Test
+    void shouldReportTheLowestUnsettledOffsetOverReadyUnackedAndReturned() {
+        assertThat(queue.lowestUnsettled()).isEqualTo(Long.MAX_VALUE);
+        enqueue(10, 11, 12, 13);
+        assertThat(queue.lowestUnsettled()).isEqualTo(10);
+        queue.consume(C1, 2, false, false, effects); // 10 and 11 out, 12 and 13 ready
+        queue.ack(10, effects); // 12 goes out
+        assertThat(queue.lowestUnsettled()).isEqualTo(11);
+        queue.reject(11, true, effects); // 11 returned, and out again at once
+        queue.ack(12, effects);
+        assertThat(queue.lowestUnsettled()).isEqualTo(11);
+        queue.ack(11, effects);
+        queue.ack(13, effects);
+        assertThat(queue.lowestUnsettled()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
     void shouldHandOutNothingWhileDeliveryIsHeld() {
         enqueue(1, 2);
         queue.consume(C1, 3, false, false, effects);

@@ -315,6 +315,11 @@ public final class ReplicaHost {
     }
 
     /** The epoch this replica owns and admits publishes in, if any. On the shard. */
+    /** The last offset of the log now, -1 when empty or not open. On the shard. */
+    public long endNow() {
+        return replica == null ? -1 : replica.end();
+    }
+
     public Optional<Epoch> owningNow() {
         return replica == null || failure != null ? Optional.empty() : replica.owning();
     }
