@@ -10,6 +10,7 @@ import com.rabbitmq.client.Envelope;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -49,6 +50,8 @@ final class QueueTraffic implements AutoCloseable {
     private final AtomicLong lastConfirmNanos = new AtomicLong();
     private final AtomicLong longestConfirmGapNanos = new AtomicLong();
     private volatile boolean closing;
+    private volatile long markNanos = System.nanoTime();
+    private final List<String> longGaps = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int published;
 
     QueueTraffic(BrokerChild publishVia, BrokerChild consumeVia, String queue, String prefix) throws Exception {
@@ -64,6 +67,10 @@ final class QueueTraffic implements AutoCloseable {
                 long now = System.nanoTime();
                 long gap = now - lastConfirmNanos.getAndSet(now);
                 longestConfirmGapNanos.accumulateAndGet(gap, Math::max);
+                if (gap > TimeUnit.MILLISECONDS.toNanos(100)) {
+                    longGaps.add("gap " + TimeUnit.NANOSECONDS.toMillis(gap) + " ms ending "
+                            + TimeUnit.NANOSECONDS.toMillis(now - markNanos) + " ms after the mark");
+                }
                 settled(tag, multiple).forEach(confirmed::add);
             }
 
@@ -220,11 +227,17 @@ final class QueueTraffic implements AutoCloseable {
         return TimeUnit.NANOSECONDS.toMillis(longestConfirmGapNanos.get());
     }
 
+    /** Marks now (a fault injected): confirm gaps over 100 ms are reported relative to it. */
+    void mark() {
+        markNanos = System.nanoTime();
+    }
+
     String summary() {
         return "published=" + published + " confirmed=" + confirmed.size() + " nacked=" + nacked.get() + " unknown="
                 + outstanding.size() + " consumed=" + deliveries.size() + " lost=" + lost().size() + " unexpected="
                 + unexpected.get() + " duplicates_not_redelivered=" + duplicatesNotRedelivered.get()
-                + " subscriptions=" + subscriptions.get() + " longest_confirm_gap_ms=" + longestConfirmGapMs();
+                + " subscriptions=" + subscriptions.get() + " longest_confirm_gap_ms=" + longestConfirmGapMs()
+                + (longGaps.isEmpty() ? "" : " " + longGaps);
     }
 
     private static void pause(long ms) {

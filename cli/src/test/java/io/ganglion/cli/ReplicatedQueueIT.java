@@ -85,6 +85,7 @@ class ReplicatedQueueIT {
             traffic.publish(600, i -> {
                 if (i == 200) {
                     victim.kill(); // a follower only: the queue keeps confirming, no new epoch (the hold)
+                    traffic.mark();
                 }
             });
             assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
@@ -118,6 +119,7 @@ class ReplicatedQueueIT {
             traffic.publish(500, i -> {
                 if (i == 200) {
                     victim.kill();
+                    traffic.mark();
                 }
             });
             assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
