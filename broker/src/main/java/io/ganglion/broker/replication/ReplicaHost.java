@@ -81,7 +81,8 @@ import org.slf4j.LoggerFactory;
  *       that effect list is dropped (no confirm after a failed append), every outstanding publish is refused, the
  *       listener hears {@link ReplicaListener#failed}, later publishes are refused and other events dropped. Storage
  *       failures therefore surface as refusals, never as confirms. A new host opened from disk goes on from what is
- *       durable. A {@code BACKLOG} refusal (the segment writer far behind) is treated the same way for now.
+ *       durable. A {@code BACKLOG} refusal (the segment writer far behind) is flow control, not a failure: see
+ *       {@link #stalled}.
  *   <li>Outstanding publishes. The host remembers every publish handed to the replica until it is confirmed or
  *       refused. The replica forgets them silently when it loses the owner role (their outcome is unknown there); the
  *       host then refuses them, so the queue layer re-sends them to the new owner.
@@ -412,16 +413,100 @@ public final class ReplicaHost {
     /** Handles {@code event} and whatever its effects answer synchronously, each to completion. On the shard. */
     private void handle(ReplicaEvent event) {
         pending.addLast(event);
-        if (handling) {
-            return; // an effect answered: handled once the current effect list is done
+        if (handling || stalled != null) {
+            return; // an effect answered, or an append waits for the log: handled once that is done
         }
+        drainPending();
+    }
+
+    private void drainPending() {
         handling = true;
         try {
-            for (ReplicaEvent next = pending.pollFirst(); next != null; next = pending.pollFirst()) {
-                handleOne(next);
+            while (stalled == null && !pending.isEmpty()) {
+                handleOne(pending.pollFirst());
             }
         } finally {
             handling = false;
+        }
+    }
+
+    /**
+     * Flow control: the log refused an append with {@code BACKLOG} (its segment writer is far behind). The effects
+     * from that append on wait here, in order, with every later event, and are retried every {@value
+     * #BACKLOG_RETRY_MS} ms: the replica's picture of the log stays right, and its publishers see late confirms.
+     */
+    private ArrayDeque<ReplicaEffect> stalled;
+
+    private Optional<Epoch> stalledOwnedBefore = Optional.empty();
+    private final java.util.concurrent.atomic.AtomicLong backlogStalls = new java.util.concurrent.atomic.AtomicLong();
+
+    /** How many times an append waited for the log's backlog to clear. Any thread. */
+    public long backlogStalls() {
+        return backlogStalls.get();
+    }
+
+    private static final long BACKLOG_RETRY_MS = 5;
+
+    /** Thrown by {@link #append} when the log says {@code BACKLOG}: {@code remaining} are the records not taken. */
+    private static final class Backlogged extends RuntimeException {
+        final List<Record> remaining;
+
+        Backlogged(List<Record> remaining) {
+            super("backlog", null, false, false);
+            this.remaining = remaining;
+        }
+    }
+
+    /** Runs {@code effects} in order; on a backlog, keeps the rest for {@link #resumeStalled}. */
+    private void executeAll(List<ReplicaEffect> effects, Optional<Epoch> ownedBefore) {
+        for (int i = 0; i < effects.size(); i++) {
+            try {
+                execute(effects.get(i));
+            } catch (Backlogged backlogged) {
+                backlogStalls.incrementAndGet();
+                stalled = new ArrayDeque<>();
+                stalled.add(new ReplicaEffect.Append(backlogged.remaining));
+                stalled.addAll(effects.subList(i + 1, effects.size()));
+                stalledOwnedBefore = ownedBefore;
+                scheduleStalledRetry();
+                return;
+            }
+            if (failure != null) {
+                return; // the replica's picture of the log is wrong now: nothing after a failed effect
+            }
+        }
+        if (ownedBefore.isPresent() && !ownedBefore.equals(replica.ownedEpoch())) {
+            refuseOutstanding("owner of epoch " + ownedBefore.get() + " no longer");
+        }
+    }
+
+    private void scheduleStalledRetry() {
+        try {
+            shard.schedule(this::resumeStalled, BACKLOG_RETRY_MS);
+        } catch (RejectedExecutionException e) {
+            LOG.debug("event=replica_retry_dropped object={} reason=shard_closed", object);
+        }
+    }
+
+    private void resumeStalled() {
+        if (stalled == null) {
+            return;
+        }
+        if (closed || failure != null) {
+            stalled = null;
+            drainPending(); // refuses what waits
+            return;
+        }
+        List<ReplicaEffect> effects = List.copyOf(stalled);
+        stalled = null;
+        handling = true;
+        try {
+            executeAll(effects, stalledOwnedBefore);
+        } finally {
+            handling = false;
+        }
+        if (stalled == null) {
+            drainPending();
         }
     }
 
@@ -436,16 +521,7 @@ public final class ReplicaHost {
             outstanding.add(publish.id());
         }
         Optional<Epoch> ownedBefore = replica.ownedEpoch();
-        List<ReplicaEffect> effects = replica.onEvent(event, context.clockMs().getAsLong());
-        for (ReplicaEffect effect : effects) {
-            execute(effect);
-            if (failure != null) {
-                return; // the replica's picture of the log is wrong now: nothing after a failed effect
-            }
-        }
-        if (ownedBefore.isPresent() && !ownedBefore.equals(replica.ownedEpoch())) {
-            refuseOutstanding("owner of epoch " + ownedBefore.get() + " no longer");
-        }
+        executeAll(replica.onEvent(event, context.clockMs().getAsLong()), ownedBefore);
     }
 
     private void execute(ReplicaEffect effect) {
@@ -477,6 +553,8 @@ public final class ReplicaHost {
                 case ReplicaEffect.Deliverable deliverable ->
                     listener.deliverable(deliverable.epoch(), deliverable.upTo());
             }
+        } catch (Backlogged backlogged) {
+            throw backlogged;
         } catch (IOException | RuntimeException e) {
             fail(e);
         }
@@ -484,7 +562,8 @@ public final class ReplicaHost {
 
     private void append(List<Record> records) throws StorageException {
         long now = context.clockMs().getAsLong();
-        for (Record record : records) {
+        for (int i = 0; i < records.size(); i++) {
+            Record record = records.get(i);
             long epoch = record.epoch().value();
             // the replica streams and admits only above its fence, which is the log's sealed epoch: a record at or
             // below it is an install copying the sealed epochs up to the recovery point
@@ -503,6 +582,9 @@ public final class ReplicaHost {
                             ReplicatedRecords.payload(record));
             switch (outcome) {
                 case AppendOutcome.Appended appended -> {}
+                case AppendOutcome.Rejected rejected
+                when rejected.reason() == AppendOutcome.Reason.BACKLOG ->
+                    throw new Backlogged(List.copyOf(records.subList(i, records.size())));
                 case AppendOutcome.Rejected rejected ->
                     throw new StorageException("append of " + record.offset() + " refused: " + rejected.reason());
                 case AppendOutcome.Failed failed ->

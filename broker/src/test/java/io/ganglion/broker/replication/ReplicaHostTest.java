@@ -11,6 +11,7 @@ import io.ganglion.broker.replication.ReplicationCluster.Node;
 import io.ganglion.coordination.Assignment;
 import io.ganglion.coordination.Epoch;
 import io.ganglion.replication.PublishId;
+import io.ganglion.storage.StorageConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -201,6 +202,48 @@ class ReplicaHostTest {
         assertThat(node(N1).status().failed()).isTrue();
         quietFor(200);
         assertThat(node(N1).listener.confirmed.keySet()).doesNotContainAnyElementsOf(after);
+    }
+
+    @Test
+    void shouldHoldAppendsTheLogRefusesForBacklogAndConfirmThemLater() throws Exception {
+        cluster.close();
+        // 4 KiB of records waiting for their segments is a backlog: a burst of publishes runs into it
+        cluster = new ReplicationCluster(
+                dir.resolve("backlog"),
+                config -> new StorageConfig(
+                        config.segmentBytes(),
+                        config.journalFileBytes(),
+                        config.checkpointJournalBytes(),
+                        config.maxBatchBytes(),
+                        4096,
+                        config.preallocateJournal(),
+                        config.epochMillis(),
+                        1 << 20,
+                        1024,
+                        4096));
+        for (var id : NODES) {
+            cluster.start(id);
+        }
+        activateEpochOne();
+        List<PublishId> ids = cluster.publish(N1, 1, 0, 3000);
+        try {
+            await(() -> node(N1).listener.allConfirmed(ids), "every publish confirmed");
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    node(N1).listener.confirmed.size() + " confirmed, refused "
+                            + node(N1).listener.refused.size() + ", stalls "
+                            + node(N1).host().backlogStalls() + ", "
+                            + node(N1).status() + " / " + node(N2).status() + " stalls "
+                            + node(N2).host().backlogStalls()
+                            + " / " + node(N3).status() + " stalls "
+                            + node(N3).host().backlogStalls(),
+                    e);
+        }
+
+        assertThat(node(N1).host().backlogStalls()).as("the log said BACKLOG").isPositive();
+        assertThat(node(N1).listener.refused).isEmpty();
+        assertThat(node(N1).status().failed()).isFalse();
+        await(() -> node(N2).publishedIds().equals(ids), "N2 holds the whole log, in order");
     }
 
     private static List<PublishId> concat(List<PublishId> a, List<PublishId> b) {

@@ -154,8 +154,16 @@ final class ReplicationCluster implements AutoCloseable {
     }
 
     ReplicationCluster(Path root) {
-        this.root = root;
+        this(root, config -> config);
     }
+
+    /** A cluster whose stores take {@code storageConfig} of the default test configuration. */
+    ReplicationCluster(Path root, java.util.function.UnaryOperator<StorageConfig> storageConfig) {
+        this.root = root;
+        this.storageConfig = storageConfig;
+    }
+
+    private final java.util.function.UnaryOperator<StorageConfig> storageConfig;
 
     // ---------------------------------------------------------------------------------------------- brokers
 
@@ -163,7 +171,8 @@ final class ReplicationCluster implements AutoCloseable {
     Node start(NodeId id) throws IOException {
         Storage storage = Storage.open(
                 root.resolve(id.value()),
-                StorageConfig.defaults(System::currentTimeMillis).withJournalFileBytes(1 << 20));
+                storageConfig.apply(
+                        StorageConfig.defaults(System::currentTimeMillis).withJournalFileBytes(1 << 20)));
         Node node = new Node(id, new Incarnation(random.nextLong()), storage, new Shard(shards++));
         nodes.put(id, node);
         cut.remove(id);
