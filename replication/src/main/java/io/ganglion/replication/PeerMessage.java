@@ -16,9 +16,11 @@ public sealed interface PeerMessage {
      * holds at that offset when it is this message's first). {@code sentMs} is the owner's
      * clock when it sent this; the follower echoes the latest it received in its {@link Progress}, which renews the
      * owner lease. A Replicate without records and without truncation is a lease renewal: the follower answers it at
-     * once.
+     * once. {@code discardBelow} is the owner's log start (retention): the follower discards what it holds durably
+     * below it, so its log, and its rebuild if it becomes owner, do not grow with everything ever settled.
      */
-    record Replicate(Epoch epoch, long truncateFrom, List<Record> records, long sentMs) implements PeerMessage {
+    record Replicate(Epoch epoch, long truncateFrom, List<Record> records, long sentMs, long discardBelow)
+            implements PeerMessage {
         public Replicate {
             Objects.requireNonNull(epoch, "epoch");
             records = List.copyOf(records);

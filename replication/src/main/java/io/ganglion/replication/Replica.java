@@ -568,7 +568,7 @@ public final class Replica {
     }
 
     private void sendRecords(Peer peer, List<Record> records, long nowMs) {
-        send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records, nowMs));
+        send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records, nowMs, start));
         peer.truncateFrom = -1;
         peer.lastSentMs = nowMs;
         peer.lastStampMs = nowMs;
@@ -696,7 +696,7 @@ public final class Replica {
         }
         for (Peer peer : owner.peers.values()) {
             if (peer.lastStampMs == Long.MIN_VALUE || nowMs - peer.lastStampMs >= config.leaseRenewMs()) {
-                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs));
+                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs, start));
                 peer.lastStampMs = nowMs;
             }
         }
@@ -717,6 +717,15 @@ public final class Replica {
             return;
         }
         follower.echoMs = Math.max(follower.echoMs, replicate.sentMs());
+        // The owner's retention: what this log holds durably below the owner's start is settled and not needed. Only
+        // once this log holds a record of the followed epoch: then all of it is the owner's log (it took the owner's
+        // records after any divergent suffix was cut), never a divergent prefix.
+        OptionalLong followed = history.startOf(follower.epoch);
+        long below = Math.min(replicate.discardBelow(), durable + 1);
+        if (followed.isPresent() && followed.getAsLong() <= end && below > start) {
+            out.add(new Discard(below));
+            start = below;
+        }
         if (replicate.records().isEmpty() && replicate.truncateFrom() < 0) {
             sendProgress(nowMs, false); // a lease renewal: answer at once
             return;

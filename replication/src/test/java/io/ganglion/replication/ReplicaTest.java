@@ -545,6 +545,12 @@ class ReplicaTest {
         Harness.Node c = harness.node("c");
         assertThat(c.start).as("reseeded from a snapshot").isEqualTo(13);
         assertThat(c.end()).isEqualTo(owner.end());
+        Harness.Node b = harness.node("b");
+        assertThat(b.effectsOf(Discard.class))
+                .as("a follower discards below the owner's start, what it holds durably")
+                .last()
+                .isEqualTo(new Discard(13));
+        assertThat(b.replica.start()).isEqualTo(13);
     }
 
     // ---- the owner lease -----------------------------------------------------------------------------------------

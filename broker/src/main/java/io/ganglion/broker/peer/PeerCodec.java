@@ -448,6 +448,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 out.writeLong(m.truncateFrom());
                 writeRecords(out, m.records());
                 out.writeLong(m.sentMs());
+                out.writeLong(m.discardBelow());
             }
             case io.ganglion.replication.PeerMessage.Progress m -> {
                 out.writeByte(PeerFrameDescriptor.REPLICATION_PROGRESS);
@@ -485,7 +486,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
         return 1
                 + switch (message) {
                     case io.ganglion.replication.PeerMessage.Replicate m ->
-                        3L * Long.BYTES + recordsLength(m.records());
+                        4L * Long.BYTES + recordsLength(m.records());
                     case io.ganglion.replication.PeerMessage.Progress m ->
                         2L * Long.BYTES + historyLength(m.history()) + 3L * Long.BYTES + 1;
                     case io.ganglion.replication.PeerMessage.Fetch m ->
@@ -799,7 +800,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
         return switch (kind) {
             case PeerFrameDescriptor.REPLICATION_REPLICATE ->
                 new io.ganglion.replication.PeerMessage.Replicate(
-                        readEpoch(body), readLong(body), readRecords(body), readLong(body));
+                        readEpoch(body), readLong(body), readRecords(body), readLong(body), readLong(body));
             case PeerFrameDescriptor.REPLICATION_PROGRESS ->
                 new io.ganglion.replication.PeerMessage.Progress(
                         readEpoch(body),

@@ -140,11 +140,11 @@ class PeerCodecTest {
     @Test
     void shouldEncodeReplicationOfRecordsByteExactly() {
         assertThat(hexOf(encodeOnChannel(PeerMessages.REPLICATE)))
-                .isEqualTo(("0000007a 18 0001 2f 0006 6f7264657273 01 0000000000000003 ffffffffffffffff 00000003"
+                .isEqualTo(("00000082 18 0001 2f 0006 6f7264657273 01 0000000000000003 ffffffffffffffff 00000003"
                                 + " 01 0000000000000003 0000000000000064"
                                 + " 02 0000000000000003 0000000000000065 0000000000000007 000000000000002a 00000002 0102"
                                 + " 03 0000000000000003 0000000000000066 0000000000000065"
-                                + " 0000018bcfe5687b")
+                                + " 0000018bcfe5687b 000000000000005a")
                         .replace(" ", ""));
     }
 

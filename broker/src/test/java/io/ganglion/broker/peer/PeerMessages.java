@@ -89,7 +89,8 @@ final class PeerMessages {
                             new Record.Message(
                                     Epoch.of(3), 101, new PublishId(7, 42), ByteBuffer.wrap(new byte[] {1, 2})),
                             new Record.Settle(Epoch.of(3), 102, 101)),
-                    1_700_000_000_123L));
+                    1_700_000_000_123L,
+                    90));
 
     static List<Replication> replicationSamples() {
         EpochHistory history = EpochHistory.of(1, 0, 3, 100);
@@ -207,7 +208,7 @@ final class PeerMessages {
         return switch (random.nextInt(5)) {
             case 0 ->
                 new io.ganglion.replication.PeerMessage.Replicate(
-                        epoch(), offsetOrNone(), records(), random.nextLong());
+                        epoch(), offsetOrNone(), records(), random.nextLong(), random.nextLong());
             case 1 ->
                 new io.ganglion.replication.PeerMessage.Progress(
                         epoch(),
