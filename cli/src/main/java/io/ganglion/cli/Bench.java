@@ -6,5 +6,5 @@ import picocli.CommandLine.Command;
 @Command(
         name = "bench",
         description = "Benchmarks on real broker processes.",
-        subcommands = {BacklogBench.class, ControllerFailoverBench.class, FailoverBench.class})
+        subcommands = {BacklogBench.class, ControllerFailoverBench.class, FailoverBench.class, PerfTestBench.class})
 final class Bench {}

@@ -1,0 +1,280 @@
+package io.ganglion.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code ganglion bench perftest}: RabbitMQ's PerfTest against a three-broker Ganglion cluster and against three
+ * RabbitMQ nodes (Debian's {@code rabbitmq-server}), both started by the bench on this machine, one after the other in
+ * the same run, with quorum queues: (a) 1 queue, 100 B; (b) 1 queue, 1000 B; (c) 4 queues, 100 B; {@code -c 1000}
+ * unconfirmed at most, persistent. Prints confirmed msg/s and confirm latency percentiles per target and case, and
+ * Ganglion's figures as ratios of RabbitMQ's, and writes them to {@code perftest.json}.
+ *
+ * <p>PerfTest runs as a child JVM from {@code --perftest-lib} (fetched by {@code bench/perftest.sh}, or {@code ./mvnw
+ * -f bench/perftest/pom.xml dependency:copy-dependencies -DoutputDirectory=target/lib}). Its summary lines ({@code
+ * sending rate avg}, {@code confirm latency min/median/75th/95th/99th}) are what is reported; with {@code -c 1000} the
+ * sending rate is the confirmed rate, since a publisher stops at 1000 unconfirmed.
+ */
+@Command(
+        name = "perftest",
+        description = "PerfTest on 3 Ganglion brokers and on 3 RabbitMQ nodes, quorum queues, side by side.")
+final class PerfTestBench implements Callable<Integer> {
+    private static final Pattern SENT = Pattern.compile("sending rate avg: ([0-9,]+) msg/s");
+    private static final Pattern RECEIVED = Pattern.compile("receiving rate avg: ([0-9,]+) msg/s");
+    private static final Pattern CONFIRM = Pattern.compile(
+            "confirm latency min/median/75th/95th/99th ([0-9]+)/([0-9]+)/([0-9]+)/([0-9]+)/([0-9]+) (µs|ms)");
+
+    @Option(
+            names = "--targets",
+            split = ",",
+            defaultValue = "ganglion,rabbitmq",
+            description = "ganglion, rabbitmq or both (default ${DEFAULT-VALUE})")
+    List<String> targets;
+
+    @Option(
+            names = "--cases",
+            split = ",",
+            defaultValue = "a,b,c",
+            description = "a: 1 queue 100 B; b: 1 queue 1000 B; c: 4 queues 100 B (default ${DEFAULT-VALUE})")
+    List<String> cases;
+
+    @Option(names = "--seconds", defaultValue = "30", description = "seconds per run (default ${DEFAULT-VALUE})")
+    int seconds;
+
+    @Option(
+            names = "--perftest-lib",
+            defaultValue = "bench/perftest/target/lib",
+            description = "folder with PerfTest 2.22.1 and its dependencies (default ${DEFAULT-VALUE})")
+    Path perftestLib;
+
+    @Option(
+            names = "--heap",
+            defaultValue = "1g",
+            description = "heap of each Ganglion broker (default ${DEFAULT-VALUE})")
+    String heap;
+
+    @Option(
+            names = "--jfr",
+            description = "record each Ganglion broker with JDK Flight Recorder into DIR/ganglion-N.jfr (a profile)")
+    boolean jfr;
+
+    @Option(
+            names = "--out",
+            description = "folder for perftest.json and the PerfTest logs (default data/bench/perftest-<time>)")
+    Path out;
+
+    record Result(String target, String testCase, long sentPerSecond, long receivedPerSecond, long[] confirmMicros) {}
+
+    @Override
+    public Integer call() throws Exception {
+        if (!Files.isDirectory(perftestLib)) {
+            throw new Main.UsageError("no PerfTest in " + perftestLib
+                    + ": run bench/perftest.sh, or ./mvnw -f bench/perftest/pom.xml dependency:copy-dependencies"
+                    + " -DoutputDirectory=target/lib");
+        }
+        for (String target : targets) {
+            if (!target.equals("ganglion") && !target.equals("rabbitmq")) {
+                throw new Main.UsageError("unknown target '" + target + "': expected ganglion or rabbitmq");
+            }
+        }
+        for (String testCase : cases) {
+            if (!List.of("a", "b", "c").contains(testCase)) {
+                throw new Main.UsageError("unknown case '" + testCase + "': expected a, b or c");
+            }
+        }
+        if (targets.contains("rabbitmq") && !RabbitMqTarget.installed()) {
+            throw new Main.UsageError("rabbitmq-server is not installed (apt-get install rabbitmq-server)");
+        }
+        Path folder = out != null
+                ? out
+                : Path.of(
+                        "data",
+                        "bench",
+                        "perftest-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        Files.createDirectories(folder);
+        List<Result> results = new ArrayList<>();
+        for (String target : targets) {
+            Path root = Files.createTempDirectory("ganglion-perftest-" + target);
+            List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+            if (jfr) {
+                jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                        + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
+            }
+            try (FailoverTarget cluster =
+                    target.equals("ganglion") ? GanglionTarget.start(root, 3, jvm) : RabbitMqTarget.start(root, 3)) {
+                System.out.println("started " + cluster.description());
+                String uri = cluster.amqpUri(cluster.nodes().get(0));
+                for (String testCase : cases) {
+                    Path log = folder.resolve(target + "-" + testCase + ".log");
+                    System.out.printf(
+                            "%s case %s: PerfTest %s for %d s ...%n", target, testCase, args(testCase), seconds);
+                    results.add(run(target, testCase, uri, log));
+                    Result r = results.get(results.size() - 1);
+                    System.out.printf(
+                            "  %,d msg/s confirmed, confirm p50 %s p99 %s%n",
+                            r.sentPerSecond(), millis(r.confirmMicros()[1]), millis(r.confirmMicros()[4]));
+                }
+            } finally {
+                deleteQuietly(root);
+            }
+        }
+        print(results);
+        ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        json.writeValue(folder.resolve("perftest.json").toFile(), results);
+        System.out.println("wrote " + folder.resolve("perftest.json") + " and the PerfTest logs");
+        return 0;
+    }
+
+    private String args(String testCase) {
+        return String.join(" ", caseArgs(testCase));
+    }
+
+    static List<String> caseArgs(String testCase) {
+        return switch (testCase) {
+            case "a" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-a");
+            case "b" -> List.of("-x", "1", "-y", "1", "-s", "1000", "-u", "perf-b");
+            case "c" ->
+                List.of(
+                        "-x",
+                        "4",
+                        "-y",
+                        "4",
+                        "-s",
+                        "100",
+                        "--queue-pattern",
+                        "perf-c-%d",
+                        "--queue-pattern-from",
+                        "1",
+                        "--queue-pattern-to",
+                        "4");
+            default -> throw new IllegalArgumentException(testCase);
+        };
+    }
+
+    private Result run(String target, String testCase, String uri, Path log) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx1g",
+                "-cp",
+                perftestLib.toAbsolutePath() + "/*",
+                "com.rabbitmq.perf.PerfTest",
+                "-h",
+                uri,
+                "--queue-args",
+                "x-queue-type=quorum",
+                "-f",
+                "persistent",
+                "--auto-delete",
+                "false",
+                "-c",
+                "1000",
+                "-z",
+                String.valueOf(seconds)));
+        command.addAll(caseArgs(testCase));
+        Process process = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+        if (!process.waitFor(seconds + 120L, TimeUnit.SECONDS)) {
+            process.destroyForcibly();
+            throw new IOException("PerfTest did not finish, see " + log);
+        }
+        return parse(target, testCase, Files.readString(log, StandardCharsets.UTF_8))
+                .orElseThrow(() -> new IOException("no PerfTest summary in " + log));
+    }
+
+    /** The figures of a PerfTest summary, or empty if the text has none. */
+    static Optional<Result> parse(String target, String testCase, String text) {
+        Matcher sent = SENT.matcher(text);
+        Matcher received = RECEIVED.matcher(text);
+        Matcher confirm = CONFIRM.matcher(text);
+        String lastConfirm = null;
+        long[] micros = new long[5];
+        while (confirm.find()) {
+            lastConfirm = confirm.group();
+            long scale = confirm.group(6).equals("ms") ? 1000 : 1;
+            for (int i = 0; i < 5; i++) {
+                micros[i] = Long.parseLong(confirm.group(i + 1)) * scale;
+            }
+        }
+        if (!sent.find() || lastConfirm == null) {
+            return Optional.empty();
+        }
+        long receivedRate = received.find() ? number(received.group(1)) : -1;
+        return Optional.of(new Result(target, testCase, number(sent.group(1)), receivedRate, micros));
+    }
+
+    private static long number(String text) {
+        return Long.parseLong(text.replace(",", ""));
+    }
+
+    private static String millis(long micros) {
+        return String.format("%.1f ms", micros / 1000.0);
+    }
+
+    private void print(List<Result> results) {
+        System.out.println();
+        System.out.printf(
+                "PerfTest 2.22.1, quorum queues, -f persistent -c 1000, %d s per run; Ganglion: 3 brokers, RabbitMQ %s: 3"
+                        + " nodes, on this machine%n",
+                seconds, targets.contains("rabbitmq") ? RabbitMqTarget.version() : "-");
+        System.out.printf(
+                "%-9s %-5s %12s %12s %10s %10s %10s%n",
+                "target", "case", "confirmed/s", "received/s", "p50 ms", "p95 ms", "p99 ms");
+        for (Result r : results) {
+            System.out.printf(
+                    "%-9s %-5s %,12d %,12d %10.1f %10.1f %10.1f%n",
+                    r.target(),
+                    r.testCase(),
+                    r.sentPerSecond(),
+                    r.receivedPerSecond(),
+                    r.confirmMicros()[1] / 1000.0,
+                    r.confirmMicros()[3] / 1000.0,
+                    r.confirmMicros()[4] / 1000.0);
+        }
+        Map<String, Result> rabbit = new LinkedHashMap<>();
+        results.stream().filter(r -> r.target().equals("rabbitmq")).forEach(r -> rabbit.put(r.testCase(), r));
+        List<Result> ganglion =
+                results.stream().filter(r -> r.target().equals("ganglion")).toList();
+        if (!rabbit.isEmpty() && !ganglion.isEmpty()) {
+            System.out.println();
+            System.out.printf("%-5s %22s %24s%n", "case", "throughput G/R (>= 2)", "p99 confirm G/R (<= 0.5)");
+            for (Result g : ganglion) {
+                Result r = rabbit.get(g.testCase());
+                if (r != null) {
+                    System.out.printf(
+                            "%-5s %22.2f %24.2f%n",
+                            g.testCase(),
+                            (double) g.sentPerSecond() / Math.max(1, r.sentPerSecond()),
+                            (double) g.confirmMicros()[4] / Math.max(1, r.confirmMicros()[4]));
+                }
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path root) {
+        try (var paths = Files.walk(root)) {
+            paths.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            // a temporary folder: left behind
+        }
+    }
+}
