@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * it down (eager failover); expiry takes down a node silent for {@code liveness.expiry_ms}, but only once this
  * controller has led for one expiry period. Runtime settings are read from the image at every tick.
  *
- * <p>One tick's commands are proposed in order, and the next tick proposes nothing until they are committed, so a slow
+ * <p>One tick's commands are proposed in order (pipelined), and the next tick proposes nothing until they are committed, so a slow
  * log is not flooded with the same command. A command from a controller that lost its leadership is harmless: the
  * state machine rejects what no longer fits.
  */
@@ -248,37 +248,53 @@ public final class Controller implements AutoCloseable {
         }
     }
 
+    /**
+     * Proposes a tick's commands one after the other without waiting for each to commit: the log keeps the order of
+     * one broker's proposals (a later one never commits without the earlier ones), so they commit together, in order,
+     * at the cost of one round. A command the state machine rejects changes nothing; the ones after it apply as they
+     * would have after a sequential wait.
+     */
     private CompletableFuture<Void> proposeInOrder(List<CoordinationCommand> commands) {
-        CompletableFuture<Void> chain = CompletableFuture.completedFuture(null);
-        for (CoordinationCommand command : commands) {
-            chain = chain.thenCompose(ignored -> log.propose(new MetadataCommand.Coordination(command))
-                    .handle((applied, failure) -> {
-                        if (failure != null) {
-                            LOG.warn(
-                                    "event=controller_propose_failed command={} reason={}",
-                                    command,
-                                    failure.toString());
-                        } else if (!applied.accepted()) {
-                            LOG.debug(
-                                    "event=controller_command_rejected command={} reason={}",
-                                    command,
-                                    applied.rejection());
-                        } else if (command instanceof CoordinationCommand.AppendHistory history) {
-                            LOG.info("event=history_committed object={} record={}", history.id(), history.record());
-                        } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
-                            live.changes()
-                                    .forEach(state -> LOG.info(
-                                            "event=live_set_committed node={} live={} incarnation={} draining={} reason={}",
-                                            state.node(),
-                                            state.live(),
-                                            state.incarnation(),
-                                            state.draining(),
-                                            state.reason().map(Object::toString).orElse("-")));
-                        }
-                        return null;
-                    }));
+        // The recoveries of restarted owners come before the live set change that reveals the restart and must commit
+        // first (see ControllerTick): they go ahead, and the rest waits for them.
+        int liveSet = -1;
+        for (int i = 0; i < commands.size(); i++) {
+            if (commands.get(i) instanceof CoordinationCommand.CommitLiveSet) {
+                liveSet = i;
+                break;
+            }
         }
-        return chain;
+        if (liveSet > 0) {
+            List<CoordinationCommand> rest = commands.subList(liveSet, commands.size());
+            return proposePipelined(commands.subList(0, liveSet)).thenCompose(ignored -> proposePipelined(rest));
+        }
+        return proposePipelined(commands);
+    }
+
+    private CompletableFuture<Void> proposePipelined(List<CoordinationCommand> commands) {
+        List<CompletableFuture<Void>> all = new java.util.ArrayList<>();
+        for (CoordinationCommand command : commands) {
+            all.add(log.propose(new MetadataCommand.Coordination(command)).handle((applied, failure) -> {
+                if (failure != null) {
+                    LOG.warn("event=controller_propose_failed command={} reason={}", command, failure.toString());
+                } else if (!applied.accepted()) {
+                    LOG.debug("event=controller_command_rejected command={} reason={}", command, applied.rejection());
+                } else if (command instanceof CoordinationCommand.AppendHistory history) {
+                    LOG.info("event=history_committed object={} record={}", history.id(), history.record());
+                } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
+                    live.changes()
+                            .forEach(state -> LOG.info(
+                                    "event=live_set_committed node={} live={} incarnation={} draining={} reason={}",
+                                    state.node(),
+                                    state.live(),
+                                    state.incarnation(),
+                                    state.draining(),
+                                    state.reason().map(Object::toString).orElse("-")));
+                }
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
 
     @Override
