@@ -320,6 +320,12 @@ final class LocalBackend implements BrokerBackend {
 
     private static final long STATUS_WAIT_MS = 1_000;
 
+    private static Throwable unwrap(Throwable failure) {
+        return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+                ? failure.getCause()
+                : failure;
+    }
+
     /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */
     Optional<RemoteQueues> remote() {
         return Optional.ofNullable(remote);
@@ -727,8 +733,19 @@ final class LocalBackend implements BrokerBackend {
                 continue;
             }
             CompletableFuture<Void> done = new CompletableFuture<>();
-            durable.add(done);
             ByteBuffer copy = payload.duplicate();
+            if (def.replicated() && remote != null) {
+                // an id from the re-send sequence: if this replica cannot decide it (the owner role is being taken or
+                // was just lost), it goes on to the next owner with the same id instead of a nack
+                long sequence = remote.nextSequence();
+                long publisher = remote.publisherId();
+                replica.shard().execute(() -> replica.publish(copy, done, publisher, sequence));
+                durable.add(done.exceptionallyCompose(failure -> unwrap(failure) instanceof QueueMoved
+                        ? remote.adopt(sequence, vhost, def.objectId(), def.name(), payload.duplicate())
+                        : CompletableFuture.failedFuture(failure)));
+                continue;
+            }
+            durable.add(done);
             replica.shard().execute(() -> replica.publish(copy, done));
         }
         CompletableFuture<Void> all = durable.size() == 1

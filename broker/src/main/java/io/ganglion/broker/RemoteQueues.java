@@ -234,6 +234,35 @@ final class RemoteQueues {
         queue.shard().execute(() -> queue.publish(ByteBuffer.wrap(forwarded.message), local, id, sequence));
     }
 
+    /** A sequence for a client's publish to a replicated queue this broker owns: its id is (publisher, sequence). */
+    long nextSequence() {
+        return ids.incrementAndGet();
+    }
+
+    /** This broker's publisher id in replicated queues' logs. */
+    long publisherId() {
+        return publisher;
+    }
+
+    /**
+     * Takes over a publish to a replicated queue that this broker's own replica could not decide ({@link QueueMoved}):
+     * it is sent, with the same (publisher, sequence), to the queue's next owner like a forwarded publish whose owner
+     * died, and {@code done} completes with its outcome there.
+     */
+    CompletableFuture<Void> adopt(long sequence, String vhost, long queueId, String queue, ByteBuffer message) {
+        Forwarded forwarded = new Forwarded(self, vhost, queue, queueId, bytes(message), true);
+        forwarded.waiting = true;
+        publishes.put(sequence, forwarded);
+        return forwarded
+                .future
+                .orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .whenComplete((ignored, failure) -> {
+                    if (failure != null) {
+                        publishes.remove(sequence);
+                    }
+                });
+    }
+
     CompletableFuture<Void> publish(
             NodeId home, String vhost, long queueId, String queue, boolean replicated, ByteBuffer message) {
         long sequence = ids.incrementAndGet();

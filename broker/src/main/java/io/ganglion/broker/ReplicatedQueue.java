@@ -138,8 +138,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     public void refused(PublishId id, String reason) {
         CompletableFuture<Void> done = pending.remove(id);
         if (done != null) {
-            done.completeExceptionally(new BrokerFailure(
-                    ReplyCode.INTERNAL_ERROR, "publish to queue '" + def.name() + "' not confirmed: " + reason));
+            // refused by the replica: not its epoch's owner (any more); a failed storage fails the whole queue
+            done.completeExceptionally(
+                    new QueueMoved("publish to queue '" + def.name() + "' not confirmed here: " + reason));
         }
     }
 
@@ -184,6 +185,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
+    /** Whether a failure of {@link #drop} leaves the publish to the next owner (true) or ends it (deleted, failed). */
+    private static boolean movedOn(String why) {
+        return why.equals("its owner moved");
+    }
+
     /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
     private void findLowWater() {
         if (machine == null || lowWaterCandidate >= 0) {
@@ -216,9 +222,12 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             entry.sink().cancelled(entry.tag());
         }
         consumers.clear();
+        String explanation = "queue '" + def.name() + "': " + why;
         pending.values()
                 .forEach(done -> done.completeExceptionally(
-                        new BrokerFailure(ReplyCode.INTERNAL_ERROR, "queue '" + def.name() + "': " + why)));
+                        movedOn(why)
+                                ? new QueueMoved(explanation)
+                                : new BrokerFailure(ReplyCode.INTERNAL_ERROR, explanation)));
         pending.clear();
     }
 
@@ -290,19 +299,24 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void publish(ByteBuffer payload, CompletableFuture<Void> done) {
-        Optional<Epoch> owning = host == null ? Optional.empty() : host.owningNow();
-        if (closed || owning.isEmpty()) {
-            done.completeExceptionally(notHere());
-            return;
-        }
-        admit(new PublishId(publisher, ++sequence), owning.get(), payload, done);
+        publish(payload, done, publisher, ++sequence);
     }
 
+    /**
+     * A publish with its id: a client's on this broker (the id from the broker's re-send sequence, so that it can be
+     * sent on to another owner unchanged) or one forwarded or re-sent by another broker. When this replica does not
+     * own the epoch (yet, or any more) it fails with {@link QueueMoved}: never admitted, or admitted and its outcome
+     * left to the next owner; either way safe to send again with the same id.
+     */
     @Override
     public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
         Optional<Epoch> owning = host == null ? Optional.empty() : host.owningNow();
-        if (closed || owning.isEmpty()) {
+        if (closed) {
             done.completeExceptionally(notHere());
+            return;
+        }
+        if (owning.isEmpty()) {
+            done.completeExceptionally(new QueueMoved(notHere().explanation()));
             return;
         }
         admit(new PublishId(publisher, sequence), owning.get(), payload, done);

@@ -185,6 +185,7 @@ final class FailoverBench implements Runnable {
             String clientNode,
             double pauseSeconds,
             boolean pauseCensored,
+            double pauseEndedAfterKillSeconds,
             double firstConfirmSeconds,
             long sent,
             long skipped,
@@ -554,6 +555,7 @@ final class FailoverBench implements Runnable {
                 client,
                 seconds(pause.nanos()),
                 pause.censored(),
+                seconds(pause.endNanos() - kill),
                 first == FailoverStats.NONE ? Double.NaN : seconds(first - kill),
                 count,
                 load.skippedCount(),
@@ -653,12 +655,13 @@ final class FailoverBench implements Runnable {
             FailoverStats.Accounting a = q.accounting();
             console.printf(
                     Locale.ROOT,
-                    "  %-9s lost %-8s pause %6.2fs%s first confirm %6s s  sent %d confirmed %d unknown %d (nack %d)"
+                    "  %-9s lost %-8s pause %6.2fs%s (ended +%5.2fs) first confirm %6s s  sent %d confirmed %d unknown %d (nack %d)"
                             + " lost %d dup %d (%d redelivered)  p50/p99 before %s/%s ms after %s/%s ms%n",
                     q.queue().substring(q.queue().lastIndexOf('-') + 1),
                     q.role(),
                     q.pauseSeconds(),
                     q.pauseCensored() ? "+" : " ",
+                    q.pauseEndedAfterKillSeconds(),
                     fmt2(q.firstConfirmSeconds()),
                     a.sent(),
                     a.confirmed(),
@@ -821,6 +824,7 @@ final class FailoverBench implements Runnable {
                 m.put("client_node", q.clientNode());
                 m.put("pause_s", number(q.pauseSeconds()));
                 m.put("pause_censored", q.pauseCensored());
+                m.put("pause_ended_after_kill_s", number(q.pauseEndedAfterKillSeconds()));
                 m.put("first_confirm_after_kill_s", number(q.firstConfirmSeconds()));
                 m.put("sent", a.sent());
                 m.put("not_sent_no_channel", q.skipped());
