@@ -177,9 +177,22 @@ class SegmentWriterTest {
             ReplicaLog log = storage.replica(1);
             io.writeGate = new CountDownLatch(1); // a disk that takes no segment writes for now
             try {
-                // confirms come while the segment writer is less than half the bound behind
+                // confirms come while the segment writer is less than half the bound behind; one record at a time,
+                // each waited for until it is durable or the backlog passed half the bound (then it is held)
                 while (storage.segmentWriter().backlog() <= 256 * 1024) {
-                    appendDurably(log, 1, 100);
+                    AppendOutcome next = log.append(1, RecordType.DATA, payload(1, log.nextOffset()));
+                    assertThat(next).isInstanceOf(Appended.class);
+                    CompletableFuture<Long> durable = ((Appended) next).durable();
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (!durable.isDone() && storage.segmentWriter().backlog() <= 256 * 1024) {
+                        assertThat(System.nanoTime())
+                                .as("durable below half the bound")
+                                .isLessThan(deadline);
+                        TimeUnit.MILLISECONDS.sleep(1);
+                    }
+                    if (durable.isDone()) {
+                        assertThat(durable).isCompleted();
+                    }
                 }
                 AppendOutcome outcome = log.append(1, RecordType.DATA, payload(1, log.nextOffset()));
                 assertThat(outcome).isInstanceOf(Appended.class); // accepted, not refused
