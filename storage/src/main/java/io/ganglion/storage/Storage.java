@@ -70,6 +70,7 @@ public final class Storage implements AutoCloseable {
     private final StorageConfig config;
     private final FileIo io;
     private final ConcurrentHashMap<Long, ReplicaLog> replicas = new ConcurrentHashMap<>();
+    private final AppendChunk.Pool chunkPool;
     /** Replicas whose deletion is journaled but whose files may not all be gone; checkpoints must not pass it. */
     private final ConcurrentHashMap<Long, ReplicaLog> deleting = new ConcurrentHashMap<>();
 
@@ -105,6 +106,9 @@ public final class Storage implements AutoCloseable {
         this.replicasDirectory = directory.resolve(REPLICAS);
         this.config = config;
         this.io = io;
+        // as much as the journal lets the segment writer fall behind: a store that once got there keeps the memory,
+        // as a heap would, instead of allocating (and zeroing) it again in the next burst
+        this.chunkPool = new AppendChunk.Pool(config.maxWriteBehindBytes() / 2);
     }
 
     /**
@@ -441,6 +445,7 @@ public final class Storage implements AutoCloseable {
         replica.checkNotOnJournalThread();
         replica.markDeleted();
         replica.awaitDurable(replica.submitControl(RecordType.DELETE, 0, 0, ByteBuffer.allocate(0), -1, -1));
+        segmentWriter.awaitTakenIn(); // so that it holds nothing of the replica's chunks, which go now
         synchronized (this) { // no checkpoint runs while the files go
             synchronized (creationLock) {
                 replicas.remove(objectId, replica);
@@ -528,7 +533,7 @@ public final class Storage implements AutoCloseable {
         }
         Map<Long, Long> synced = new HashMap<>();
         for (ReplicaLog replica : all) {
-            synced.put(replica.objectId(), replica.writtenThrough); // read before forcing: all of it gets forced
+            synced.put(replica.objectId(), replica.writtenThrough()); // read before forcing: all of it gets forced
         }
         long forced = 0;
         for (Iterator<Segment> it = dirtySegments.iterator(); it.hasNext(); ) {
@@ -632,6 +637,10 @@ public final class Storage implements AutoCloseable {
 
     FileIo io() {
         return io;
+    }
+
+    AppendChunk.Pool chunkPool() {
+        return chunkPool;
     }
 
     JournalWriter journal() {
