@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Implementation notes. The journal writer hands over reports in journal order, and reports inline only when
  * nothing handed over is still unreported ({@code queued} is zero), so a replica's reports never overtake each other.
- * Whichever thread reports owns {@code touched} and the {@code notified*} fields of each replica at that time;
+ * Whichever thread reports owns {@code touched} and each replica's {@link Mark} at that time;
  * {@code queued} orders the handovers between them. Neither thread may run {@link ReplicaLog#truncateAfter} and
  * friends: they wait for a report that only these threads give.
  */
@@ -91,6 +91,19 @@ final class Completer implements Runnable {
         int entries() {
             return records;
         }
+    }
+
+    /**
+     * What the reporting thread notes of one replica while it reports a batch; kept out of the replica's own object,
+     * whose lines its shard writes on every append.
+     */
+    static final class Mark {
+        /** The report this replica was last touched in. */
+        long report = -1;
+        /** The replica's last durable offset in it, {@link Long#MIN_VALUE} if none. */
+        long offset;
+        /** A failure in it, or null. */
+        StorageException failure;
     }
 
     private final String name;
@@ -175,17 +188,17 @@ final class Completer implements Runnable {
                     ReplicaLog replica = (ReplicaLog) batch.items[i];
                     if (error == null) {
                         replica.futures.durable(batch.through[i]);
-                        touch(replica, current).notifiedOffset = batch.through[i];
+                        touch(replica, current).offset = batch.through[i];
                     } else {
                         replica.futures.failed(batch.from[i], error);
-                        touch(replica, current).notifiedFailure = error;
+                        touch(replica, current).failure = error;
                     }
                 }
                 case Report.REFUSED -> {
                     ReplicaLog replica = (ReplicaLog) batch.items[i];
                     StorageException cause = error != null ? error : failedBefore(replica);
                     replica.futures.failed(batch.from[i], cause);
-                    touch(replica, current).notifiedFailure = cause;
+                    touch(replica, current).failure = cause;
                 }
                 default -> {
                     JournalWriter.Entry entry = (JournalWriter.Entry) batch.items[i];
@@ -195,11 +208,11 @@ final class Completer implements Runnable {
                         entry.fail(error);
                     }
                     if (entry.type() != RecordType.DELETE) {
-                        ReplicaLog replica = touch(entry.replica(), current);
+                        Mark mark = touch(entry.replica(), current);
                         if (error == null) {
-                            replica.notifiedOffset = entry.endAfter();
+                            mark.offset = entry.endAfter();
                         } else {
-                            replica.notifiedFailure = error;
+                            mark.failure = error;
                         }
                     }
                 }
@@ -207,10 +220,10 @@ final class Completer implements Runnable {
         }
         for (ReplicaLog replica : touched) {
             DurabilityListener listener = replica.durabilityListener;
-            StorageException failure = replica.notifiedFailure;
-            long offset = replica.notifiedOffset;
-            replica.notifiedFailure = null;
-            replica.notifiedOffset = Long.MIN_VALUE;
+            Mark mark = replica.completerMark;
+            StorageException failure = mark.failure;
+            long offset = mark.offset;
+            mark.failure = null;
             if (listener != null) {
                 try {
                     // failures first: in one batch, a replica's failed records come before a truncate that clears
@@ -230,14 +243,15 @@ final class Completer implements Runnable {
         return batch.entries();
     }
 
-    private ReplicaLog touch(ReplicaLog replica, long current) {
-        if (replica.notifiedBatch != current) {
-            replica.notifiedBatch = current;
-            replica.notifiedOffset = Long.MIN_VALUE;
-            replica.notifiedFailure = null;
+    private Mark touch(ReplicaLog replica, long current) {
+        Mark mark = replica.completerMark;
+        if (mark.report != current) {
+            mark.report = current;
+            mark.offset = Long.MIN_VALUE;
+            mark.failure = null;
             touched.add(replica);
         }
-        return replica;
+        return mark;
     }
 
     static StorageException failedBefore(ReplicaLog replica) {

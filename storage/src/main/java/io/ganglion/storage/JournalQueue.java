@@ -4,6 +4,29 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
 
+/** The producers' end of the {@link JournalQueue}, a cache line away from the consumer's. */
+abstract class JournalQueueTail extends LinePadding {
+    volatile JournalQueue.Node tail;
+    volatile Thread waiting;
+}
+
+/** Padding between the producers' end and the consumer's. */
+abstract class JournalQueueMiddle extends JournalQueueTail {
+    long p10;
+    long p11;
+    long p12;
+    long p13;
+    long p14;
+    long p15;
+    long p16;
+    long p17;
+}
+
+/** The consumer's end. */
+abstract class JournalQueueHead extends JournalQueueMiddle {
+    JournalQueue.Node head;
+}
+
 /**
  * The journal writer's input: a lock-free queue of many producers (shard threads) and one consumer, linked through
  * the nodes themselves (D. Vyukov's intrusive MPSC queue with a stub), so that adding costs one atomic exchange and no
@@ -20,7 +43,7 @@ import java.util.concurrent.locks.LockSupport;
  * waits to be scheduled every other producer would otherwise make one too. One thread at a time consumes: the journal
  * writer, or the closing thread after it stopped.
  */
-final class JournalQueue {
+final class JournalQueue extends JournalQueueHead {
     /** A queue node; a node is in at most one queue at a time, once. */
     static class Node {
         @SuppressWarnings("unused") // through NEXT
@@ -34,8 +57,8 @@ final class JournalQueue {
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            TAIL = lookup.findVarHandle(JournalQueue.class, "tail", Node.class);
-            WAITING = lookup.findVarHandle(JournalQueue.class, "waiting", Thread.class);
+            TAIL = lookup.findVarHandle(JournalQueueTail.class, "tail", Node.class);
+            WAITING = lookup.findVarHandle(JournalQueueTail.class, "waiting", Thread.class);
             NEXT = lookup.findVarHandle(Node.class, "next", Node.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -44,11 +67,14 @@ final class JournalQueue {
 
     private final Node stub = new Node();
 
-    @SuppressWarnings("unused") // through TAIL
-    private volatile Node tail;
-
-    private Node head;
-    private volatile Thread waiting;
+    long p20;
+    long p21;
+    long p22;
+    long p23;
+    long p24;
+    long p25;
+    long p26;
+    long p27;
 
     JournalQueue() {
         head = stub;

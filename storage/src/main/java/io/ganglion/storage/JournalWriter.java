@@ -213,6 +213,16 @@ final class JournalWriter implements Runnable {
             this.replica = replica;
         }
 
+        /**
+         * Tells the writer that the replica committed records (published {@link ReplicaLog#nextOffset}) or submitted
+         * a control record: queues the cursor unless it is queued. On the replica's shard; never blocks.
+         */
+        void notify(JournalQueue queue) {
+            if ((int) QUEUED.getVolatile(this) == 0 && QUEUED.compareAndSet(this, 0, 1)) {
+                queue.add(this);
+            }
+        }
+
         /** Puts the cursor where the next record of a reset replica will be: at the start of the next chunk. */
         void reset(long lastOffset, long byteCount) {
             chunk = null;
@@ -304,13 +314,11 @@ final class JournalWriter implements Runnable {
     }
 
     /**
-     * Tells the writer that {@code cursor}'s replica committed records (published {@link ReplicaLog#nextOffset}) or
-     * submitted a control record. On the replica's shard; never blocks.
+     * The queue shards put their replicas' cursors in. A shard keeps it, rather than reach it through this object,
+     * whose fields this thread writes all the time.
      */
-    void notify(Cursor cursor) {
-        if ((int) Cursor.QUEUED.getVolatile(cursor) == 0 && Cursor.QUEUED.compareAndSet(cursor, 0, 1)) {
-            queue.add(cursor);
-        }
+    JournalQueue queue() {
+        return queue;
     }
 
     /** Queues a control record; on the replica's shard. Fails it at once if the journal stopped for good. */
@@ -325,7 +333,7 @@ final class JournalWriter implements Runnable {
         Cursor cursor = entry.replica().journalCursor;
         entry.replica().controls.add(entry);
         Cursor.CONTROLS.getAndAdd(cursor, 1); // before any later commit: see the class notes
-        notify(cursor);
+        cursor.notify(queue);
     }
 
     @Override
@@ -425,12 +433,13 @@ final class JournalWriter implements Runnable {
                 cursor.durableOffset = cursor.batchEnd;
             }
         }
-        // the futures and listeners run on the completer, while this thread goes on with the next batch
-        completer.completed(report);
         if (forcedPosition - checkpointRequestedAt >= config.checkpointJournalBytes()) {
+            // before the report: whoever learns of the batch's durability finds the checkpoint asked for
             checkpointRequestedAt = forcedPosition;
             checkpointRequest.run();
         }
+        // the futures and listeners run on the completer, while this thread goes on with the next batch
+        completer.completed(report);
         return report.entries();
     }
 

@@ -41,7 +41,7 @@ import org.slf4j.LoggerFactory;
  *       written by it and read by other threads (volatile; {@code state} is immutable): {@code nextOffset} is the
  *       commit point of appends. {@code journalCursor} belongs to the journal writer, {@code segmentCursor} to the
  *       segment writer (see {@link JournalWriter} and {@link SegmentWriter} for when the shard may reset them), and
- *       {@code notified*} to the completer. {@code journalFailed} is written only by the journal writer. {@code
+ *       {@code completerMark} to the completer. {@code journalFailed} is written only by the journal writer. {@code
  *       persisted} belongs to the checkpointer. The segment files are guarded by {@code files}, taken by the segment
  *       writer to write and by the shard to truncate, discard, reset or delete, never to append.
  *   <li>Byte count. Each side counts the bytes of the replica's frames up to where it is: the shard through its last
@@ -78,6 +78,9 @@ public final class ReplicaLog {
     private final Storage storage;
     private final StorageConfig config;
     private final ArrayList<Segment> segments = new ArrayList<>();
+    /** The last of {@code segments}, kept here for appends: one object fewer to reach. */
+    private Segment active;
+
     private final AppendChunk.Pool pool;
     /** The shard's checksum, reused for every append. */
     private final CRC32C crc = new CRC32C();
@@ -105,6 +108,8 @@ public final class ReplicaLog {
     private int appendPosition;
     /** Shard only: the byte count through the last append (see the class notes). */
     private long appendedBytes;
+    /** Shard only: the segment writer's byte count as last read; at most the current one. */
+    private long knownWrittenBytes;
 
     private long chunkSequence;
     private int nextChunkBytes = AppendChunk.MIN_BYTES;
@@ -121,11 +126,8 @@ public final class ReplicaLog {
 
     /** Set by the owner; called by the completer. */
     volatile DurabilityListener durabilityListener;
-    /** Completer only: the report it last reported this replica in, and the replica's end and failure in it. */
-    long notifiedBatch;
-
-    long notifiedOffset;
-    StorageException notifiedFailure;
+    /** The completer's notes while it reports a batch. */
+    final Completer.Mark completerMark = new Completer.Mark();
     /**
      * Journal position of a truncate or snapshot record that is written but not yet applied to the files; a
      * checkpoint must not pass it. Set by the journal writer, cleared by the shard once the files changed.
@@ -162,6 +164,7 @@ public final class ReplicaLog {
         Files.createDirectories(directory);
         ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL);
         log.segments.add(Segment.lazy(directory, 0, storage.io()));
+        log.active = log.segments.getLast();
         log.nextOffset = 0;
         log.markDirectoryDirty();
         storage.markReplicasDirectoryDirty();
@@ -238,7 +241,8 @@ public final class ReplicaLog {
             long base = state.snapshotOffset() + 1;
             segments.add(Segment.lazy(directory, Math.max(0, base), storage.io()));
         }
-        nextOffset = segments.getLast().nextOffset();
+        active = segments.getLast();
+        nextOffset = active.nextOffset();
         scannedHistory = observed[0];
     }
 
@@ -422,8 +426,12 @@ public final class ReplicaLog {
         if (RecordDescriptor.frameLength(payload.remaining()) > config.maxRecordBytes()) {
             return Rejected.of(Reason.TOO_LARGE);
         }
-        if (appendedBytes - segmentCursor.writtenBytes > config.maxWriteBehindBytes()) {
-            return Rejected.of(Reason.BACKLOG); // the segment writer is stuck or far behind
+        if (appendedBytes - knownWrittenBytes > config.maxWriteBehindBytes()) {
+            // the segment writer's count only grows: read it (a line it writes) only when the last one seen is too low
+            knownWrittenBytes = segmentCursor.writtenBytes;
+            if (appendedBytes - knownWrittenBytes > config.maxWriteBehindBytes()) {
+                return Rejected.of(Reason.BACKLOG); // the segment writer is stuck or far behind
+            }
         }
         return null;
     }
@@ -447,7 +455,7 @@ public final class ReplicaLog {
             setState(current.withHistory(current.history().observe(epoch, offset)));
         }
         nextOffset = offset + 1; // the commit: from here the journal writer may copy it
-        storage.journal().notify(journalCursor);
+        journalCursor.notify(storage.journalQueue());
         return new Appended(offset, futures);
     }
 
@@ -509,12 +517,13 @@ public final class ReplicaLog {
 
     /** The segment the next record goes to; starts a new one (its index, not its file) when this one is full. */
     private Segment activeSegmentFor(int frameLength) {
-        Segment active = segments.getLast();
-        if (!active.isEmpty() && active.size() + (long) frameLength > config.segmentBytes()) {
-            active = Segment.lazy(directory, active.nextOffset(), storage.io());
-            segments.add(active);
+        Segment last = active;
+        if (!last.isEmpty() && last.size() + (long) frameLength > config.segmentBytes()) {
+            last = Segment.lazy(directory, last.nextOffset(), storage.io());
+            segments.add(last);
+            active = last;
         }
-        return active;
+        return last;
     }
 
     // ---------------------------------------------------------------- reads (shard thread)
@@ -830,6 +839,7 @@ public final class ReplicaLog {
                 markDirectoryDirty();
             }
             Segment last = segments.getLast();
+            active = last;
             last.truncateBefore(Math.max(next, last.baseOffset()));
             markDirty(last);
             nextOffset = last.nextOffset();
@@ -862,6 +872,7 @@ public final class ReplicaLog {
             }
             segments.clear();
             segments.add(Segment.lazy(directory, offset + 1, storage.io()));
+            active = segments.getLast();
             markDirectoryDirty();
             nextOffset = offset + 1;
         }
@@ -897,6 +908,7 @@ public final class ReplicaLog {
         appendChunk = chunk;
         appendPosition = position;
         appendedBytes = chunk.streamBase + position;
+        knownWrittenBytes = Math.min(knownWrittenBytes, appendedBytes);
         journalCursor.cut(chunk, position, next - 1);
         long held = segmentCursor.held();
         segmentCursor.cut(chunk, position, next - 1);
@@ -917,6 +929,7 @@ public final class ReplicaLog {
         journalCursor.reset(last, appendedBytes);
         dropped(segmentCursor.held());
         segmentCursor.reset(written, appendedBytes);
+        knownWrittenBytes = appendedBytes;
     }
 
     /** Frees the store's accounting of records handed to the segment writer and now dropped unwritten. */

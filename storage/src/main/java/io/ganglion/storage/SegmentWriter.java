@@ -111,7 +111,7 @@ final class SegmentWriter implements Runnable {
 
         /** The last offset whose record is in its segment file (written, perhaps not forced). */
         volatile long writtenThrough = -1;
-        /** {@code bytes}, published with {@code writtenThrough}. */
+        /** The replica's byte count through what was written, published with {@code writtenThrough}. */
         volatile long writtenBytes;
         /** The sequence of the chunk the cursor is in, published after {@code writtenThrough}: chunks before it are done. */
         volatile long chunkSequence = -1;

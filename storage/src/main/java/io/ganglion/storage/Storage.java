@@ -90,6 +90,9 @@ public final class Storage implements AutoCloseable {
     private FileLock lock;
     private ExecutorService background;
     private JournalWriter journal;
+    /** The journal writer's queue, read by every append: here, where nothing is written on the hot path. */
+    private JournalQueue journalQueue;
+
     private Thread journalThread;
     private SegmentWriter segmentWriter;
     private Thread segmentWriterThread;
@@ -361,6 +364,7 @@ public final class Storage implements AutoCloseable {
                 this::refreshAppendRefusal,
                 segmentWriter,
                 completer);
+        journalQueue = journal.queue();
         if (config.preallocateJournal()) {
             journal.prepareSpare(); // open is not latency-critical: start on a preallocated file too
         }
@@ -645,6 +649,10 @@ public final class Storage implements AutoCloseable {
 
     JournalWriter journal() {
         return journal;
+    }
+
+    JournalQueue journalQueue() {
+        return journalQueue;
     }
 
     SegmentWriter segmentWriter() {
