@@ -262,6 +262,66 @@ class JournalWriterTest {
         }
     }
 
+    @Test
+    void shouldFailWhatAWriteFailedInTheMiddleOfABatchAndWriteTheReplicasItDidNotReach() throws Exception {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        StorageConfig config = smallConfig().withJournalFileBytes(1 << 20);
+        Storage storage = Storage.open(dir, config, io);
+        List<ReplicaLog> logs = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            logs.add(storage.replica(i));
+        }
+        appendDurably(logs.getFirst(), 1, 1);
+        io.forceGate = new CountDownLatch(1);
+        assertThat(logs.getFirst().append(1, RecordType.DATA, payload(1, 1))).isInstanceOf(Appended.class);
+        assertThat(io.forceHeld.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+        // about 200 KB behind the held batch: the next batch fills the 64 KiB buffer three times
+        List<List<CompletableFuture<Long>>> futures = new ArrayList<>();
+        for (ReplicaLog log : logs) {
+            List<CompletableFuture<Long>> own = new ArrayList<>();
+            for (int i = 0; i < 700; i++) {
+                own.add(((Appended) log.append(1, RecordType.DATA, payload(log.objectId(), log.nextOffset())))
+                        .durable());
+            }
+            futures.add(own);
+        }
+        io.writesBeforeOneFailure.set(1); // the batch's first buffer is written, its second fails
+        io.forceGate.countDown();
+        long failedReplicas = 0;
+        List<Long> lastDurable = new ArrayList<>();
+        for (int r = 0; r < logs.size(); r++) {
+            long last = logs.get(r) == logs.getFirst() ? 1 : -1;
+            boolean failed = false;
+            for (CompletableFuture<Long> future : futures.get(r)) {
+                try {
+                    long offset = future.get(30, TimeUnit.SECONDS); // none may hang
+                    assertThat(failed).as("a record durable after a failed one").isFalse();
+                    last = offset;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failed = true;
+                }
+            }
+            assertThat(logs.get(r).failed()).isEqualTo(failed);
+            failedReplicas += failed ? 1 : 0;
+            lastDurable.add(last);
+        }
+        assertThat(failedReplicas)
+                .as("replicas in the failed part of the batch")
+                .isBetween(1L, 3L);
+        assertThat(futures.getLast().getLast())
+                .as("the last replica was not reached: written next")
+                .isDone();
+        assertThat(await(futures.getLast().getLast())).isEqualTo(699);
+        storage.halt();
+        try (Storage reopened = Storage.open(dir, config)) {
+            for (int r = 0; r < logs.size(); r++) {
+                ReplicaLog replayed = reopened.replica(logs.get(r).objectId());
+                assertThat(replayed.lastOffset()).isEqualTo(lastDurable.get(r));
+                assertPayloads(replayed, readAll(replayed));
+            }
+        }
+    }
+
     private List<Long> journalStarts() throws IOException {
         try (Stream<Path> files = Files.list(dir.resolve("journal"))) {
             return files.map(f -> f.getFileName().toString())
