@@ -15,11 +15,12 @@ public sealed interface AppendOutcome {
      */
     final class Appended implements AppendOutcome {
         private final long offset;
-        private final JournalWriter.Entry entry;
+        private final AppendFutures futures;
+        private volatile CompletableFuture<Long> future;
 
-        Appended(long offset, JournalWriter.Entry entry) {
+        Appended(long offset, AppendFutures futures) {
             this.offset = offset;
-            this.entry = entry;
+            this.futures = futures;
         }
 
         public long offset() {
@@ -33,7 +34,12 @@ public sealed interface AppendOutcome {
          * must not block. Any thread; every call while the record is pending returns the same future.
          */
         public CompletableFuture<Long> durable() {
-            return entry.future();
+            CompletableFuture<Long> current = future;
+            if (current == null) {
+                current = futures.future(offset);
+                future = current; // another thread's call may make a second one: both complete alike
+            }
+            return current;
         }
 
         @Override

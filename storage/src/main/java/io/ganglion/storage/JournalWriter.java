@@ -25,37 +25,44 @@ import org.slf4j.LoggerFactory;
  * The journal writer of one data directory: group commit.
  *
  * <pre>
- *  shard threads ──submit──▶ JournalQueue ──take + drain──▶ copy frames into one buffer ──▶ write ──┐
- *                                                                                                  │
- *        segment writer ◀── hand the written batch over (its records go to their segments) ◀───────┤
- *                                                                                                  ▼
- *        completer ◀── hand the forced batch over (futures, listeners) ◀── durable offsets ◀── force(false) once
+ *  shard ──encode into its replica's chunk, commit──▶ replica's cursor in the JournalQueue (once, however many records)
+ *                                                              │
+ *  journal writer ──take + drain──▶ per replica: copy its new frames (one range per chunk) into one buffer ──▶ write ──┐
+ *                                                                                                                   │
+ *        segment writer ◀── hand over how far each replica's records were written ◀──────────────────────────────────┤
+ *                                                                                                                   ▼
+ *        completer ◀── hand the batch's report over (ranges per replica) ◀── durable offsets ◀── force(false) once
  * </pre>
  *
- * <p>Batching adapts to load with no timer: while one batch is being forced, new entries queue up, and the next
+ * <p>Batching adapts to load with no timer: while one batch is being forced, new records are committed, and the next
  * drain takes all of them. One idle append costs one write and one force; under load one force covers everything
- * that arrived during the previous one, for any number of objects. This thread does nothing per entry but copy its
- * frame and publish its replica's durable offset: callbacks run on the {@link Completer} and segment writes on the
- * {@link SegmentWriter}, so the time between two forces stays short.
+ * that arrived during the previous one, for any number of objects. This thread does nothing per record but copy its
+ * bytes (a run of a replica's records at a time): it reports, and hands to the segment writer, per replica and batch.
  *
  * <p>Journal files are named by their start position (20 digits) and hold frames back to back; a file rolls when the
  * next frame would not fit, and the rest of a preallocated file stays zero, which ends its scan. Positions are global
  * byte positions across files, so the next file starts where the last frame of the previous one ended.
  *
  * <p>Implementation notes. One thread runs {@link #run()} (the Agent shape: {@link #doWork()} returns the entries it
- * handled, blocking on the queue when idle). It alone owns the current file, the buffer and the batch lists, and it
- * alone writes {@link ReplicaLog#durableOffset} and {@link ReplicaLog#journalFailed}. It hands a batch to the segment
- * writer before it publishes {@link #forcedPosition}, so a checkpoint that read the position and then waits for the
- * segment writer finds every record before it in its segment. Shared with other threads: the queue (any thread
- * submits), {@link #forcedPosition} (read by the checkpointer), {@link #closedFiles} (the
+ * handled, blocking on the queue when idle). It alone owns the current file, the buffer, the batch state and each
+ * replica's {@link Cursor} (but for its queue flags), and it alone writes {@link Cursor#durableOffset} and {@link
+ * ReplicaLog#journalFailed}. A shard resets its replica's cursor only while this thread cannot touch it: after a
+ * truncate, snapshot or delete record of the replica was forced and before the shard appends again. A replica's
+ * records go to the journal in its order, and its control records between them exactly where they were submitted
+ * ({@link Entry#recordsThrough()}): the writer reads how far the replica committed before it looks at its control
+ * records, and a shard counts a control record as pending before it commits anything after it. The writer hands a
+ * batch to the segment writer before it publishes {@link #forcedPosition}, so a checkpoint that read the position and
+ * then waits for the segment writer finds every record before it in its segment. Shared with other threads: the
+ * queue (any thread submits), {@link #forcedPosition} (read by the checkpointer), {@link #closedFiles} (the
  * checkpointer deletes files wholly behind a checkpoint), {@link #spare} (the background thread preallocates the next
  * file) and {@link #failure}.
  *
- * <p>Faults. A failed write cuts the file back to where the batch began, fails every entry of the batch and marks
- * each replica in it failed: the writer then fails that replica's later log records until a truncate back to its
- * durable offset (or a snapshot) comes through, so no later record can be durable behind a hole. A failed force, or
- * a failure while rolling to a new file, stops the journal for good: the page cache state after a failed fsync is
- * unknown, so every pending and later entry fails until the store is reopened and recovered.
+ * <p>Faults. A failed write cuts the file back to where the batch began, fails everything of the batch and marks
+ * each replica in it failed: the writer then refuses that replica's later records until a truncate back to its
+ * durable offset (or a snapshot) comes through, so no later record can be durable behind a hole. Replicas drained but
+ * not reached go back to the queue. A failed force, or a failure while rolling to a new file, stops the journal for
+ * good: the page cache state after a failed fsync is unknown, so every pending and later record fails until the store
+ * is reopened and recovered.
  */
 final class JournalWriter implements Runnable {
     static final String SUFFIX = ".journal";
@@ -63,9 +70,8 @@ final class JournalWriter implements Runnable {
     private static final int MAX_DRAIN = 65_536;
 
     /**
-     * One queued change. Its durability is reported once, by the completer: to a future if someone asked for one
-     * ({@link #future()}, created on demand so that appends nobody waits on individually cost none), and to the
-     * replica's {@link DurabilityListener}.
+     * A control record (truncate, discard, seal, snapshot, delete). Its durability is reported once, by the
+     * completer, to its future.
      */
     static final class Entry {
         private static final Object SUCCEEDED = new Object();
@@ -84,46 +90,29 @@ final class JournalWriter implements Runnable {
         private final RecordType type;
         private final long endAfter;
         private final long result;
-        private final Segment segment;
-        private final int position;
+        private final long recordsThrough;
         /** null while pending; then SUCCEEDED or the failure; or the future someone asked for while pending. */
         @SuppressWarnings("unused")
         private volatile Object completion;
-        /** The next entry in the {@link JournalQueue}. */
-        @SuppressWarnings("unused")
-        private volatile Entry next;
 
         /**
          * @param frame the encoded frame, position 0
-         * @param endAfter the replica's last offset once this change is applied; becomes its durable offset (for a
-         *     log record, its offset)
+         * @param endAfter the replica's last offset once this change is applied; becomes its durable offset
          * @param result what the future completes with
-         * @param segment for a log record, the segment it goes to; null for a control record
-         * @param position for a log record, its file position in {@code segment}
+         * @param recordsThrough the replica's last record appended before this; the journal takes it after them and
+         *     before any later one
          */
-        Entry(
-                ReplicaLog replica,
-                ByteBuffer frame,
-                RecordType type,
-                long endAfter,
-                long result,
-                Segment segment,
-                int position) {
+        Entry(ReplicaLog replica, ByteBuffer frame, RecordType type, long endAfter, long result, long recordsThrough) {
             this.replica = replica;
             this.frame = frame;
             this.type = type;
             this.endAfter = endAfter;
             this.result = result;
-            this.segment = segment;
-            this.position = position;
+            this.recordsThrough = recordsThrough;
         }
 
         ReplicaLog replica() {
             return replica;
-        }
-
-        ByteBuffer frame() {
-            return frame;
         }
 
         RecordType type() {
@@ -134,19 +123,11 @@ final class JournalWriter implements Runnable {
             return endAfter;
         }
 
-        long result() {
-            return result;
+        long recordsThrough() {
+            return recordsThrough;
         }
 
-        Segment segment() {
-            return segment;
-        }
-
-        int position() {
-            return position;
-        }
-
-        /** The future of this entry's durability: completes with {@link #result()}. Any thread, any number of calls. */
+        /** The future of this entry's durability: completes with {@code result}. Any thread, any number of calls. */
         @SuppressWarnings("unchecked")
         CompletableFuture<Long> future() {
             Object current = completion;
@@ -181,8 +162,86 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    /** Per writer: an entry is linked into one queue at a time. */
-    private final Entry stopMarker = new Entry(null, ByteBuffer.allocate(0), RecordType.DATA, 0, 0, null, 0);
+    /**
+     * A replica's place in the journal: how far its records were copied, and its node in the {@link JournalQueue}
+     * (queued at most once, by whoever finds {@code queued} clear). Owned by the journal writer, except the two queue
+     * flags and a reset by the shard (see the class notes).
+     */
+    static final class Cursor extends JournalQueue.Node {
+        private static final VarHandle QUEUED;
+        private static final VarHandle CONTROLS;
+
+        static {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.lookup();
+                QUEUED = lookup.findVarHandle(Cursor.class, "queued", int.class);
+                CONTROLS = lookup.findVarHandle(Cursor.class, "controls", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        final ReplicaLog replica;
+
+        /** 1 while the cursor is in the queue or drained and not yet processed. */
+        @SuppressWarnings("unused") // through QUEUED
+        private volatile int queued;
+
+        /** Control records submitted and not yet written. */
+        @SuppressWarnings("unused") // through CONTROLS
+        private volatile int controls;
+
+        /** The chunk and byte of the next record to copy; null before the first chunk of the chain. */
+        AppendChunk chunk;
+
+        int position;
+        /** The last offset copied (or refused). */
+        long offset = -1;
+        /** The replica's byte count (see {@link ReplicaLog}) through {@code offset}. */
+        long bytes;
+
+        /** The last offset forced, with every one before it; any thread reads it. */
+        volatile long durableOffset = -1;
+
+        // the batch being written
+        private long batch = -1;
+        private long batchEnd;
+        private long batchBytes;
+        private boolean batchRecords;
+
+        Cursor(ReplicaLog replica) {
+            this.replica = replica;
+        }
+
+        /**
+         * Tells the writer that the replica committed records (published {@link ReplicaLog#nextOffset}) or submitted
+         * a control record: queues the cursor unless it is queued. On the replica's shard; never blocks.
+         */
+        void notify(JournalQueue queue) {
+            if ((int) QUEUED.getVolatile(this) == 0 && QUEUED.compareAndSet(this, 0, 1)) {
+                queue.add(this);
+            }
+        }
+
+        /** Puts the cursor where the next record of a reset replica will be: at the start of the next chunk. */
+        void reset(long lastOffset, long byteCount) {
+            chunk = null;
+            position = 0;
+            offset = lastOffset;
+            bytes = byteCount;
+        }
+
+        /** Puts the cursor right after {@code lastOffset}, which ends at {@code position} of {@code at}. */
+        void cut(AppendChunk at, int atPosition, long lastOffset) {
+            chunk = at;
+            position = atPosition;
+            offset = lastOffset;
+            bytes = at.streamBase + atPosition;
+        }
+    }
+
+    /** Per writer: a node is linked into one queue at a time. */
+    private final JournalQueue.Node stopMarker = new JournalQueue.Node();
 
     private final Path directory;
     private final StorageConfig config;
@@ -192,10 +251,9 @@ final class JournalWriter implements Runnable {
     private final Runnable stopped;
     private final SegmentWriter segmentWriter;
     private final Completer completer;
-    private final JournalQueue queue =
-            new JournalQueue(new Entry(null, ByteBuffer.allocate(0), RecordType.DATA, 0, 0, null, 0));
-    private final List<Entry> batch = new ArrayList<>();
-    private final List<Entry> written = new ArrayList<>();
+    private final JournalQueue queue = new JournalQueue();
+    private final List<JournalQueue.Node> drained = new ArrayList<>();
+    private final List<Cursor> touched = new ArrayList<>();
     private final ByteBuffer buffer;
     private final ConcurrentSkipListMap<Long, Long> closedFiles = new ConcurrentSkipListMap<>();
     private final AtomicReference<Path> spare = new AtomicReference<>();
@@ -213,6 +271,15 @@ final class JournalWriter implements Runnable {
     private volatile boolean stopping;
     private volatile long forcedPosition;
     private volatile StorageException failure;
+
+    // the batch being written
+    private long batchNumber;
+    private Completer.Report report;
+    private boolean rolled;
+    private boolean forcing;
+    private boolean wrote;
+    /** Start of the run of frames found in the current chunk and not yet copied into {@code buffer}. */
+    private int runStart;
 
     JournalWriter(
             Path directory,
@@ -246,14 +313,27 @@ final class JournalWriter implements Runnable {
         return String.format("%020d%s", start, SUFFIX);
     }
 
-    /** Queues an entry; any thread. Fails it at once if the journal stopped for good. */
+    /**
+     * The queue shards put their replicas' cursors in. A shard keeps it, rather than reach it through this object,
+     * whose fields this thread writes all the time.
+     */
+    JournalQueue queue() {
+        return queue;
+    }
+
+    /** Queues a control record; on the replica's shard. Fails it at once if the journal stopped for good. */
     void submit(Entry entry) {
         StorageException failed = failure;
         if (failed != null) {
-            completer.failed(List.of(entry), failed);
+            Completer.Report refused = new Completer.Report();
+            refused.control(entry);
+            completer.failed(refused, failed);
             return;
         }
-        queue.add(entry);
+        Cursor cursor = entry.replica().journalCursor;
+        entry.replica().controls.add(entry);
+        Cursor.CONTROLS.getAndAdd(cursor, 1); // before any later commit: see the class notes
+        cursor.notify(queue);
     }
 
     @Override
@@ -273,17 +353,22 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    /** Takes everything queued (blocking while idle), writes it, forces once and completes it. */
+    /** Takes everything queued (blocking while idle), writes it, forces once and reports it. */
     int doWork() throws InterruptedException {
-        batch.add(queue.take());
+        drained.add(queue.take());
         awaitSegmentWriter();
-        queue.drainTo(batch, MAX_DRAIN);
+        for (int i = 1; i < MAX_DRAIN; i++) {
+            JournalQueue.Node node = queue.poll();
+            if (node == null) {
+                break;
+            }
+            drained.add(node);
+        }
         try {
-            process();
-            return batch.size();
+            return process();
         } finally {
-            batch.clear();
-            written.clear();
+            drained.clear();
+            touched.clear();
         }
     }
 
@@ -303,96 +388,221 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    private void process() {
+    private int process() {
         StorageException failed = failure;
         if (failed != null) {
-            List<Entry> refused = new ArrayList<>(batch.size());
-            for (Entry entry : batch) {
-                if (entry == stopMarker) {
-                    running = false;
-                } else {
-                    refused.add(entry);
-                }
-            }
-            completer.failed(refused, failed);
-            return;
+            failPending(drained, 0, failed);
+            return drained.size();
         }
+        batchNumber++;
+        report = new Completer.Report();
         long batchStart = filePosition;
-        List<Entry> done = List.of();
-        boolean rolled = false;
-        boolean forcing = false;
+        rolled = false;
+        forcing = false;
+        wrote = false;
         buffer.clear();
+        int index = 0;
         try {
-            for (Entry entry : batch) {
-                if (entry == stopMarker) {
+            for (; index < drained.size(); index++) {
+                JournalQueue.Node node = drained.get(index);
+                if (node == stopMarker) {
                     running = false;
-                    continue;
-                }
-                ReplicaLog replica = entry.replica();
-                if (replica.journalFailed) {
-                    if (entry.type().logRecord()) {
-                        completer.failed(List.of(entry), failedBefore(replica));
-                        continue;
-                    }
-                    if (entry.type() == RecordType.SNAPSHOT
-                            || (entry.type() == RecordType.TRUNCATE && entry.endAfter() <= replica.durableOffset)) {
-                        replica.journalFailed = false;
-                    }
-                }
-                int length = entry.frame().remaining();
-                long used = filePosition + buffer.position();
-                if (used + length > config.journalFileBytes() && used > 0) {
-                    flush();
-                    forcing = true;
-                    roll();
-                    forcing = false;
-                    rolled = true;
-                }
-                if (length > buffer.remaining()) {
-                    flush();
-                }
-                if (entry.type() == RecordType.TRUNCATE
-                        || entry.type() == RecordType.SNAPSHOT
-                        || entry.type() == RecordType.DELETE) {
-                    // the shard changes its files only after this is forced: no checkpoint may pass it until then
-                    replica.pendingRewritePosition = fileStart + filePosition + buffer.position();
-                }
-                if (length > buffer.capacity()) {
-                    DurableFiles.writeFully(file, entry.frame().duplicate(), filePosition);
-                    filePosition += length;
                 } else {
-                    buffer.put(buffer.position(), entry.frame(), 0, length);
-                    buffer.position(buffer.position() + length);
+                    journal((Cursor) node);
                 }
-                written.add(entry);
             }
             flush();
-            if (!written.isEmpty()) {
-                done = List.copyOf(written);
+            if (wrote) {
                 // written whole: the segment writer may put the records in their segments while this is forced
-                segmentWriter.handOver(done);
+                handOver();
                 forcing = true;
                 file.force(false);
                 forces.incrementAndGet();
             }
         } catch (IOException e) {
-            fail(e, batchStart, rolled || forcing);
-            return;
+            fail(e, batchStart, rolled || forcing, index);
+            return drained.size();
         }
         long end = fileStart + filePosition;
         bytes.addAndGet(end - forcedPosition);
         forcedPosition = end;
         batches.incrementAndGet();
-        entries.addAndGet(written.size());
-        for (Entry entry : done) {
-            entry.replica().durableOffset = entry.endAfter();
+        entries.addAndGet(report.entries());
+        for (Cursor cursor : touched) {
+            if (cursor.batchEnd != Long.MIN_VALUE) {
+                cursor.durableOffset = cursor.batchEnd;
+            }
         }
-        // the futures and listeners run on the completer, while this thread goes on with the next batch
-        completer.completed(done);
         if (forcedPosition - checkpointRequestedAt >= config.checkpointJournalBytes()) {
+            // before the report: whoever learns of the batch's durability finds the checkpoint asked for
             checkpointRequestedAt = forcedPosition;
             checkpointRequest.run();
         }
+        // the futures and listeners run on the completer, while this thread goes on with the next batch
+        completer.completed(report);
+        return report.entries();
+    }
+
+    /** Copies what the cursor's replica committed, with its control records in place. */
+    private void journal(Cursor cursor) throws IOException {
+        ReplicaLog replica = cursor.replica;
+        Cursor.QUEUED.setVolatile(cursor, 0); // before reading the commit: a later commit queues the cursor again
+        long committed = replica.nextOffset - 1;
+        if ((int) Cursor.CONTROLS.getVolatile(cursor) > 0) {
+            for (Entry entry = replica.controls.peek(); entry != null; entry = replica.controls.peek()) {
+                copyRecords(cursor, entry.recordsThrough());
+                control(cursor, entry);
+                replica.controls.poll();
+                Cursor.CONTROLS.getAndAdd(cursor, -1);
+            }
+        }
+        copyRecords(cursor, committed);
+    }
+
+    private void touch(Cursor cursor) {
+        if (cursor.batch != batchNumber) {
+            cursor.batch = batchNumber;
+            cursor.batchEnd = Long.MIN_VALUE;
+            cursor.batchBytes = cursor.bytes;
+            cursor.batchRecords = false;
+            touched.add(cursor);
+        }
+    }
+
+    private void control(Cursor cursor, Entry entry) throws IOException {
+        ReplicaLog replica = cursor.replica;
+        touch(cursor);
+        if (replica.journalFailed
+                && (entry.type() == RecordType.SNAPSHOT
+                        || (entry.type() == RecordType.TRUNCATE && entry.endAfter() <= cursor.durableOffset))) {
+            replica.journalFailed = false;
+        }
+        int length = entry.frame.remaining();
+        makeRoom(length);
+        if (entry.type() == RecordType.TRUNCATE
+                || entry.type() == RecordType.SNAPSHOT
+                || entry.type() == RecordType.DELETE) {
+            // the shard changes its files only after this is forced: no checkpoint may pass it until then
+            replica.pendingRewritePosition = fileStart + filePosition + buffer.position();
+        }
+        if (length > buffer.capacity()) {
+            DurableFiles.writeFully(file, entry.frame.duplicate(), filePosition);
+            filePosition += length;
+        } else {
+            buffer.put(buffer.position(), entry.frame, 0, length);
+            buffer.position(buffer.position() + length);
+        }
+        wrote = true;
+        report.control(entry);
+        cursor.batchEnd = entry.endAfter();
+    }
+
+    /** Flushes the buffer and rolls the file as needed so that {@code length} more bytes fit. */
+    private void makeRoom(int length) throws IOException {
+        long used = filePosition + buffer.position();
+        if (used + length > config.journalFileBytes() && used > 0) {
+            flush();
+            forcing = true;
+            roll();
+            forcing = false;
+            rolled = true;
+        }
+        if (length > buffer.remaining()) {
+            flush();
+        }
+    }
+
+    /**
+     * Copies the replica's records after the cursor through {@code last}, a run of frames at a time, or refuses them
+     * if the replica failed in the journal.
+     */
+    private void copyRecords(Cursor cursor, long last) throws IOException {
+        if (cursor.offset >= last) {
+            return;
+        }
+        ReplicaLog replica = cursor.replica;
+        touch(cursor);
+        long first = cursor.offset + 1;
+        AppendChunk chunk = cursor.chunk != null ? cursor.chunk : replica.oldestChunk;
+        int position = cursor.position;
+        long offset = cursor.offset;
+        boolean refuse = replica.journalFailed;
+        runStart = position;
+        while (offset < last) {
+            if (position == chunk.limit) {
+                copyRun(chunk, position, refuse);
+                chunk = chunk.next;
+                position = 0;
+                runStart = 0;
+                continue;
+            }
+            int length = chunk.buffer.getInt(position);
+            if (!refuse) {
+                int run = position - runStart;
+                long used = filePosition + buffer.position() + run;
+                if ((used + length > config.journalFileBytes() && used > 0) || run + length > buffer.remaining()) {
+                    copyRun(chunk, position, false);
+                    makeRoom(length);
+                }
+                if (length > buffer.capacity()) {
+                    DurableFiles.writeFully(file, chunk.buffer.slice(position, length), filePosition);
+                    filePosition += length;
+                    wrote = true;
+                    runStart = position + length;
+                }
+            }
+            position += length;
+            offset++;
+        }
+        copyRun(chunk, position, refuse);
+        cursor.chunk = chunk;
+        cursor.position = position;
+        cursor.offset = last;
+        cursor.bytes = chunk.streamBase + position;
+        if (refuse) {
+            report.refused(replica, first, last);
+        } else {
+            report.records(replica, first, last);
+            cursor.batchEnd = last;
+            cursor.batchRecords = true;
+        }
+    }
+
+    /** Copies the frames from {@link #runStart} to {@code end} of {@code chunk} into the buffer. */
+    private void copyRun(AppendChunk chunk, int end, boolean refuse) {
+        int length = end - runStart;
+        if (length > 0 && !refuse) {
+            buffer.put(buffer.position(), chunk.buffer, runStart, length);
+            buffer.position(buffer.position() + length);
+            wrote = true;
+        }
+        runStart = end;
+    }
+
+    /** Tells the segment writer how far each replica's records are written in the journal. */
+    private void handOver() {
+        int count = 0;
+        for (Cursor cursor : touched) {
+            if (cursor.batchRecords) {
+                count++;
+            }
+        }
+        if (count == 0) {
+            return;
+        }
+        SegmentWriter.Handover handover = new SegmentWriter.Handover(count);
+        for (Cursor cursor : touched) {
+            if (cursor.batchRecords) {
+                handover.add(
+                        cursor.replica,
+                        cursor.chunk,
+                        cursor.position,
+                        cursor.offset,
+                        cursor.bytes,
+                        cursor.bytes - cursor.batchBytes);
+            }
+        }
+        segmentWriter.handOver(handover);
     }
 
     private void flush() throws IOException {
@@ -447,7 +657,11 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    private void fail(IOException cause, long batchStart, boolean fatal) {
+    /**
+     * A batch failed at {@code index} of the drained cursors: everything written so far fails and its replicas are
+     * marked failed; the cursors not reached go back to the queue (the one being copied too, for what is left of it).
+     */
+    private void fail(IOException cause, long batchStart, boolean fatal, int index) {
         StorageException error = new StorageException("journal write failed: appends are not durable", cause);
         if (!fatal) {
             try {
@@ -464,12 +678,20 @@ final class JournalWriter implements Runnable {
             failure = error;
             LOG.error("journal stopped: dir={} position={}", directory, fileStart + filePosition, cause);
         } else {
-            LOG.error("journal batch failed: dir={} entries={}", directory, written.size(), cause);
+            LOG.error("journal batch failed: dir={} entries={}", directory, report.entries(), cause);
         }
-        for (Entry entry : written) {
-            entry.replica().journalFailed = true;
+        for (Cursor cursor : touched) {
+            cursor.replica.journalFailed = true;
         }
-        completer.failed(List.copyOf(written), error);
+        completer.failed(report, error);
+        for (int i = index; i < drained.size(); i++) {
+            JournalQueue.Node node = drained.get(i);
+            if (node == stopMarker) {
+                queue.add(node);
+            } else if (Cursor.QUEUED.compareAndSet((Cursor) node, 0, 1) || i > index) {
+                queue.add(node); // queued again unless its shard did it meanwhile
+            }
+        }
         if (fatal) {
             fatal(error);
         }
@@ -478,23 +700,41 @@ final class JournalWriter implements Runnable {
     private void fatal(StorageException error) {
         failure = error;
         stopped.run(); // appends are refused from here on
-        List<Entry> pending = new ArrayList<>();
-        queue.drainTo(pending, Integer.MAX_VALUE);
-        List<Entry> refused = new ArrayList<>(pending.size());
-        for (Entry entry : pending) {
-            if (entry == stopMarker) {
+        List<JournalQueue.Node> pending = new ArrayList<>();
+        for (JournalQueue.Node node = queue.poll(); node != null; node = queue.poll()) {
+            pending.add(node);
+        }
+        failPending(pending, 0, error);
+    }
+
+    /** Fails what the drained cursors' replicas committed or submitted and the journal did not take. */
+    private void failPending(List<JournalQueue.Node> nodes, int from, StorageException error) {
+        Completer.Report refused = new Completer.Report();
+        for (int i = from; i < nodes.size(); i++) {
+            JournalQueue.Node node = nodes.get(i);
+            if (node == stopMarker) {
                 running = false;
-            } else {
-                entry.replica().journalFailed = true;
-                refused.add(entry);
+                continue;
+            }
+            Cursor cursor = (Cursor) node;
+            ReplicaLog replica = cursor.replica;
+            Cursor.QUEUED.setVolatile(cursor, 0);
+            replica.journalFailed = true;
+            long committed = replica.nextOffset - 1;
+            for (Entry entry = replica.controls.poll(); entry != null; entry = replica.controls.poll()) {
+                Cursor.CONTROLS.getAndAdd(cursor, -1);
+                if (entry.recordsThrough() > cursor.offset) {
+                    refused.records(replica, cursor.offset + 1, entry.recordsThrough());
+                    cursor.offset = entry.recordsThrough();
+                }
+                refused.control(entry);
+            }
+            if (committed > cursor.offset) {
+                refused.records(replica, cursor.offset + 1, committed);
+                cursor.offset = committed;
             }
         }
         completer.failed(refused, error);
-    }
-
-    private static StorageException failedBefore(ReplicaLog replica) {
-        return new StorageException("an earlier append of object " + replica.objectId()
-                + " failed in the journal; truncate after the durable offset first");
     }
 
     /** Asks the writer thread to finish what is queued and stop. */
@@ -503,12 +743,13 @@ final class JournalWriter implements Runnable {
         queue.add(stopMarker);
     }
 
-    /** Fails entries left in the queue after the writer stopped. */
+    /** Fails what is left in the queue after the writer stopped. */
     void failRemaining(StorageException error) {
-        List<Entry> pending = new ArrayList<>();
-        queue.drainTo(pending, Integer.MAX_VALUE);
-        pending.remove(stopMarker);
-        completer.failed(pending, error);
+        List<JournalQueue.Node> pending = new ArrayList<>();
+        for (JournalQueue.Node node = queue.poll(); node != null; node = queue.poll()) {
+            pending.add(node);
+        }
+        failPending(pending, 0, error);
     }
 
     private void closeQuietly() {

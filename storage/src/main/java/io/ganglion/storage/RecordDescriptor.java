@@ -87,6 +87,46 @@ public final class RecordDescriptor {
     }
 
     /**
+     * Encodes one frame at absolute index {@code at} of {@code into}, computing its CRC there: the way an append puts
+     * a record straight into its replica's chunk, with no buffer of its own. The payload's position and limit are not
+     * changed.
+     *
+     * @param view a buffer over the same memory as {@code into} that nobody else uses (its position and limit change)
+     * @param crc a checksum nobody else uses; reset here
+     * @return the frame length
+     */
+    static int encode(
+            ByteBuffer into,
+            ByteBuffer view,
+            int at,
+            CRC32C crc,
+            long objectId,
+            long epoch,
+            long offset,
+            long timestamp,
+            RecordType type,
+            ByteBuffer payload) {
+        int payloadLength = payload.remaining();
+        int length = frameLength(payloadLength);
+        into.putInt(at + LENGTH_OFFSET, length);
+        into.putLong(at + OBJECT_ID_OFFSET, objectId);
+        into.putLong(at + EPOCH_OFFSET, epoch);
+        into.putLong(at + OFFSET_OFFSET, offset);
+        into.putLong(at + TIMESTAMP_OFFSET, timestamp);
+        // type, version and reserved in one store
+        into.putInt(at + TYPE_OFFSET, (type.code() & 0xff) << 24 | (VERSION & 0xff) << 16);
+        into.put(at + HEADER_LENGTH, payload, payload.position(), payloadLength);
+        crc.reset();
+        view.limit(at + length).position(at + LENGTH_OFFSET);
+        view.limit(at + CRC_OFFSET);
+        crc.update(view);
+        view.limit(at + length).position(at + OBJECT_ID_OFFSET);
+        crc.update(view);
+        into.putInt(at + CRC_OFFSET, (int) crc.getValue());
+        return length;
+    }
+
+    /**
      * Checks the frame at absolute index {@code at} of {@code buffer}, of which {@code available} bytes are readable.
      *
      * @return the frame length when the frame is whole and its CRC matches; {@link #ZERO} when the length field is

@@ -9,13 +9,14 @@ import java.nio.ByteBuffer;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,17 +36,26 @@ import org.slf4j.LoggerFactory;
  *       #objectId()}, {@link #durableOffset()}, {@link #damaged()} and {@link #durabilityListener}, which any thread
  *       may make. The shard thread must
  *       not be interrupted inside a call: an interrupt closes the file channel under the replica.
- *   <li>Fields. {@code segments}, their index and {@code tail} belong to the shard thread. {@code nextOffset} and
- *       {@code state} are written by it and read by the checkpointer (volatile; {@code state} is immutable). {@code
- *       durableOffset} and {@code journalFailed} are written only by the journal writer. {@code persisted} belongs to
- *       the checkpointer. {@code unwritten}, {@code unwrittenBytes} and the segment files are guarded by {@code
- *       files}, taken by the segment writer to write and by the shard to truncate, discard, reset or delete, never to
- *       append. {@code writtenThrough} is written under {@code files} and read without it.
- *   <li>Order of an append, with no file system call: encode, reserve the frame's place in the active segment (a roll
- *       only starts a new index; the writer creates the file), keep the frame in the memory {@code tail}, advance
- *       {@code nextOffset}, submit to the journal. Once the journal wrote its batch it hands the records to the
- *       segment writer, which writes them to their reserved places and publishes {@code writtenThrough}; the shard
- *       then drops them from the tail. Reads serve records above {@code writtenThrough} from the tail.
+ *   <li>Fields. {@code segments}, their index, the chunk chain ({@code oldestChunk} .. {@code appendChunk}) and the
+ *       {@code cached*} copies of {@code state} belong to the shard thread. {@code nextOffset} and {@code state} are
+ *       written by it and read by other threads (volatile; {@code state} is immutable): {@code nextOffset} is the
+ *       commit point of appends. {@code journalCursor} belongs to the journal writer, {@code segmentCursor} to the
+ *       segment writer (see {@link JournalWriter} and {@link SegmentWriter} for when the shard may reset them), and
+ *       {@code completerMark} to the completer. {@code journalFailed} is written only by the journal writer. {@code
+ *       persisted} belongs to the checkpointer. The segment files are guarded by {@code files}, taken by the segment
+ *       writer to write and by the shard to truncate, discard, reset or delete, never to append.
+ *   <li>Byte count. Each side counts the bytes of the replica's frames up to where it is: the shard through its last
+ *       append ({@code appendedBytes}), the journal writer through what it copied, the segment writer through what it
+ *       was handed and what it wrote. Their differences are what is held in memory ({@code BACKLOG} refusals, the
+ *       segment writer's write sizes, the store's backlog). A chunk notes the count at its first byte.
+ *   <li>Order of an append, with no file system call: reserve the frame's place in the active segment (a roll only
+ *       starts a new index; the writer creates the file), encode the frame straight into the current chunk at the
+ *       matching place, advance {@code nextOffset} (the commit), queue the replica's journal cursor unless it is
+ *       queued. The journal writer copies the committed frames into its batch (a run per chunk), then hands over how
+ *       far they are written to the segment writer, which writes them from the chunk to their reserved places (one
+ *       write per chunk) and publishes {@code writtenThrough} and the chunk it reached; the shard then gives the
+ *       chunks behind it back to the pool. Reads serve records above {@code writtenThrough} from the chunks (copied:
+ *       the memory is reused).
  *   <li>A checkpoint reads the journal position, then waits for the segment writer to write everything handed over
  *       so far ({@link SegmentWriter#flushAll()}), so the segments it forces hold every record before that position,
  *       and it records {@code writtenThrough} as the synced offset.
@@ -68,36 +78,56 @@ public final class ReplicaLog {
     private final Storage storage;
     private final StorageConfig config;
     private final ArrayList<Segment> segments = new ArrayList<>();
-    /** The frames above {@code writtenThrough} as last seen, up to {@code nextOffset}; shard thread. */
-    private final FrameTail tail = new FrameTail();
+    /** The last of {@code segments}, kept here for appends: one object fewer to reach. */
+    private Segment active;
 
-    private volatile long nextOffset;
+    private final AppendChunk.Pool pool;
+    /** The shard's checksum, reused for every append. */
+    private final CRC32C crc = new CRC32C();
+
+    /** The commit point: records below it may be copied by the journal writer. */
+    volatile long nextOffset;
+
     private volatile ReplicaState state;
+    /** Shard only: parts of {@code state} an append checks, kept here so that it reads one object. */
+    private long cachedSealedEpoch;
+
+    private long cachedLastEpoch;
+    private boolean cachedDamaged;
     /** Set by {@link #deleteFiles} (shard, or the opening thread in replay): the replica is gone. */
     private volatile boolean deleted;
 
-    /** Guards {@code unwritten}, {@code unwrittenBytes} and the segment files (see the class notes). */
-    final Object files = new Object();
-    /** Records handed to the segment writer and not yet written, in offset order; guarded by {@code files}. */
-    final ArrayDeque<JournalWriter.Entry> unwritten = new ArrayDeque<>();
-    /** Bytes of {@code unwritten}; written under {@code files}, read by the segment writer without it. */
-    volatile long unwrittenBytes;
-    /** The last offset whose record is in its segment file (written, perhaps not forced); written under files. */
-    volatile long writtenThrough = -1;
-    /** Segment writer only: the replica is in its list of replicas holding records, or of those due a write. */
-    boolean writerQueued;
+    /**
+     * The oldest chunk still held, null when none is; the journal and segment writers read it only while their cursor
+     * is before the first chunk of the chain, when the shard cannot have given that chunk back.
+     */
+    AppendChunk oldestChunk;
+    /** Shard only: the chunk appends go to, and where. */
+    private AppendChunk appendChunk;
 
-    boolean writerDue;
+    private int appendPosition;
+    /** Shard only: the byte count through the last append (see the class notes). */
+    private long appendedBytes;
+    /** Shard only: the segment writer's byte count as last read; at most the current one. */
+    private long knownWrittenBytes;
+
+    private long chunkSequence;
+    private int nextChunkBytes = AppendChunk.MIN_BYTES;
+
+    /** Guards the segment files (see the class notes). */
+    final Object files = new Object();
+
+    final JournalWriter.Cursor journalCursor = new JournalWriter.Cursor(this);
+    final SegmentWriter.Cursor segmentCursor = new SegmentWriter.Cursor();
+    /** Control records submitted and not yet written by the journal writer, in order. */
+    final ConcurrentLinkedQueue<JournalWriter.Entry> controls = new ConcurrentLinkedQueue<>();
+    /** The futures of appends of the current generation; replaced by the shard when a truncate or reset is durable. */
+    volatile AppendFutures futures = new AppendFutures(-1, Long.MAX_VALUE, null);
 
     /** Set by the owner; called by the completer. */
     volatile DurabilityListener durabilityListener;
-    /** Completer only: the batch it last reported this replica in, and the replica's end in that batch. */
-    long notifiedBatch;
-
-    long notifiedOffset;
-
-    /** Written by the journal writer only. */
-    volatile long durableOffset = -1;
+    /** The completer's notes while it reports a batch. */
+    final Completer.Mark completerMark = new Completer.Mark();
     /**
      * Journal position of a truncate or snapshot record that is written but not yet applied to the files; a
      * checkpoint must not pass it. Set by the journal writer, cleared by the shard once the files changed.
@@ -121,7 +151,8 @@ public final class ReplicaLog {
         this.directory = directory;
         this.storage = storage;
         this.config = storage.config();
-        this.state = state;
+        this.pool = storage.chunkPool();
+        setState(state);
     }
 
     static String directoryName(long objectId) {
@@ -133,6 +164,7 @@ public final class ReplicaLog {
         Files.createDirectories(directory);
         ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL);
         log.segments.add(Segment.lazy(directory, 0, storage.io()));
+        log.active = log.segments.getLast();
         log.nextOffset = 0;
         log.markDirectoryDirty();
         storage.markReplicasDirectoryDirty();
@@ -209,7 +241,8 @@ public final class ReplicaLog {
             long base = state.snapshotOffset() + 1;
             segments.add(Segment.lazy(directory, Math.max(0, base), storage.io()));
         }
-        nextOffset = segments.getLast().nextOffset();
+        active = segments.getLast();
+        nextOffset = active.nextOffset();
         scannedHistory = observed[0];
     }
 
@@ -231,7 +264,7 @@ public final class ReplicaLog {
         for (EpochHistory.Entry entry : scannedHistory.truncateAfter(stableEnd).entries()) {
             history = history.observe(entry.epoch(), entry.firstOffset());
         }
-        state = state.withHistory(history);
+        setState(state.withHistory(history));
         if (stableEnd < lastOffset()) {
             truncateFiles(stableEnd);
         }
@@ -240,7 +273,7 @@ public final class ReplicaLog {
     void replayRecord(ByteBuffer frame, long offset, long epoch) throws IOException {
         // the epoch history follows every replayed record, also those below the log start: after a discard the
         // segments no longer show where an epoch began
-        state = state.withHistory(state.history().observe(epoch, offset));
+        setState(state.withHistory(state.history().observe(epoch, offset)));
         if (offset != nextOffset || state.damaged()) {
             return; // in the stable prefix already, or discarded
         }
@@ -254,7 +287,7 @@ public final class ReplicaLog {
     }
 
     void replayTruncate(long after) throws IOException {
-        state = state.withHistory(state.history().truncateAfter(after));
+        setState(state.withHistory(state.history().truncateAfter(after)));
         if (after < nextOffset - 1) {
             truncateFiles(after);
         }
@@ -265,12 +298,12 @@ public final class ReplicaLog {
     }
 
     void replaySeal(long epoch) {
-        state = state.withSealedEpoch(epoch);
+        setState(state.withSealedEpoch(epoch));
     }
 
     void replaySnapshot(long offset, EpochHistory history) throws IOException {
         resetFiles(offset);
-        state = state.withSnapshot(offset, history);
+        setState(state.withSnapshot(offset, history));
     }
 
     /**
@@ -305,9 +338,12 @@ public final class ReplicaLog {
             markDamaged("records " + (lastOffset() + 1) + ".." + required
                     + " were forced to segments but are missing or corrupt");
         }
-        state = state.withHistory(state.history().truncateAfter(lastOffset()));
-        durableOffset = lastOffset();
-        writtenThrough = lastOffset();
+        setState(state.withHistory(state.history().truncateAfter(lastOffset())));
+        long last = lastOffset();
+        journalCursor.reset(last, appendedBytes);
+        journalCursor.durableOffset = last;
+        segmentCursor.reset(last, appendedBytes);
+        futures = new AppendFutures(last, Long.MAX_VALUE, null);
     }
 
     // ---------------------------------------------------------------- appends (shard thread)
@@ -372,28 +408,28 @@ public final class ReplicaLog {
         if (storeRefusal != null) {
             return storeRefusal;
         }
-        ReplicaState current = state;
         if (deleted) {
             return Rejected.of(Reason.DELETED);
         }
-        if (current.damaged()) {
+        if (cachedDamaged) {
             return Rejected.of(Reason.DAMAGED);
         }
         if (journalFailed) {
             return Rejected.of(Reason.FAILED);
         }
-        if (epoch <= current.sealedEpoch() && !belowSealAllowed) {
+        if (epoch <= cachedSealedEpoch && !belowSealAllowed) {
             return Rejected.of(Reason.SEALED_EPOCH);
         }
-        if (epoch < current.history().lastEpoch()) {
+        if (epoch < cachedLastEpoch) {
             return Rejected.of(Reason.STALE_EPOCH);
         }
         if (RecordDescriptor.frameLength(payload.remaining()) > config.maxRecordBytes()) {
             return Rejected.of(Reason.TOO_LARGE);
         }
-        if (tail.bytes() > config.maxWriteBehindBytes()) {
-            trimTail();
-            if (tail.bytes() > config.maxWriteBehindBytes()) {
+        if (appendedBytes - knownWrittenBytes > config.maxWriteBehindBytes()) {
+            // the segment writer's count only grows: read it (a line it writes) only when the last one seen is too low
+            knownWrittenBytes = segmentCursor.writtenBytes;
+            if (appendedBytes - knownWrittenBytes > config.maxWriteBehindBytes()) {
                 return Rejected.of(Reason.BACKLOG); // the segment writer is stuck or far behind
             }
         }
@@ -402,40 +438,92 @@ public final class ReplicaLog {
 
     private AppendOutcome write(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
         // no file system call here: the segment writer puts the frame in its file later (see the class notes)
-        ByteBuffer frame = RecordDescriptor.encode(objectId, epoch, offset, timestamp, type, payload);
-        int length = frame.limit();
+        int length = RecordDescriptor.frameLength(payload.remaining());
         Segment segment = activeSegmentFor(length);
-        int position = segment.reserve(length);
-        trimTail();
-        tail.addLast(frame);
-        ReplicaState current = state;
-        EpochHistory history = current.history().observe(epoch, offset);
-        if (history != current.history()) {
-            state = current.withHistory(history);
+        AppendChunk chunk = appendChunk;
+        if (chunk == null || chunk.segment != segment || appendPosition + length > chunk.capacity()) {
+            chunk = nextChunk(segment, length, offset);
         }
-        nextOffset = offset + 1;
-        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, offset, offset, segment, position);
-        storage.journal().submit(entry);
-        return new Appended(offset, entry);
+        int position = appendPosition;
+        RecordDescriptor.encode(
+                chunk.buffer, chunk.view, position, crc, objectId, epoch, offset, timestamp, type, payload);
+        segment.reserve(length); // at chunk.fileBase + position
+        appendPosition = position + length;
+        appendedBytes += length;
+        if (epoch > cachedLastEpoch) {
+            ReplicaState current = state;
+            setState(current.withHistory(current.history().observe(epoch, offset)));
+        }
+        nextOffset = offset + 1; // the commit: from here the journal writer may copy it
+        journalCursor.notify(storage.journalQueue());
+        return new Appended(offset, futures);
+    }
+
+    /**
+     * Starts a new chunk for a record of {@code length} bytes at {@code offset}, the next place in {@code segment}:
+     * closes the current one (its limit before its link, both before the record is committed), and gives back the
+     * chunks the segment writer is done with. Chunks double in size, up to {@link AppendChunk#MAX_BYTES}, each time
+     * one fills up, so that a busy replica writes large runs and a quiet one holds little memory.
+     */
+    private AppendChunk nextChunk(Segment segment, int length, long offset) {
+        AppendChunk current = appendChunk;
+        if (current != null) {
+            if (current.segment == segment && nextChunkBytes < AppendChunk.MAX_BYTES) {
+                nextChunkBytes *= 2; // this one is full
+            }
+            current.limit = appendPosition;
+            current.lastOffset = offset - 1;
+        }
+        int bytes = nextChunkBytes;
+        while (bytes < length && bytes < AppendChunk.MAX_BYTES) {
+            bytes *= 2;
+        }
+        AppendChunk chunk = pool.take(bytes, length, segment, segment.size(), offset, appendedBytes, ++chunkSequence);
+        if (current != null) {
+            current.next = chunk;
+        } else {
+            oldestChunk = chunk;
+        }
+        appendChunk = chunk;
+        appendPosition = 0;
+        releaseWrittenChunks();
+        return chunk;
+    }
+
+    /** Gives back the chunks wholly behind the segment writer's cursor (and so behind the journal writer's). */
+    private void releaseWrittenChunks() {
+        AppendChunk oldest = oldestChunk;
+        if (oldest == null || oldest == appendChunk) {
+            return;
+        }
+        long done = segmentCursor.chunkSequence;
+        while (oldest != appendChunk && oldest.sequence < done) {
+            AppendChunk next = oldest.next;
+            oldest.release(pool);
+            oldest = next;
+        }
+        oldestChunk = oldest;
+    }
+
+    /** The last offset of a chunk of the chain. */
+    private long lastOffsetOf(AppendChunk chunk) {
+        return chunk == appendChunk ? nextOffset - 1 : chunk.lastOffset;
+    }
+
+    /** The end of the frames of a chunk of the chain. */
+    private int endOf(AppendChunk chunk) {
+        return chunk == appendChunk ? appendPosition : chunk.limit;
     }
 
     /** The segment the next record goes to; starts a new one (its index, not its file) when this one is full. */
     private Segment activeSegmentFor(int frameLength) {
-        Segment active = segments.getLast();
-        if (!active.isEmpty() && active.size() + (long) frameLength > config.segmentBytes()) {
-            active = Segment.lazy(directory, active.nextOffset(), storage.io());
-            segments.add(active);
+        Segment last = active;
+        if (!last.isEmpty() && last.size() + (long) frameLength > config.segmentBytes()) {
+            last = Segment.lazy(directory, last.nextOffset(), storage.io());
+            segments.add(last);
+            active = last;
         }
-        return active;
-    }
-
-    /** Drops from the tail the frames the segment writer has written. */
-    private void trimTail() {
-        long tailStart = nextOffset - tail.size();
-        long written = writtenThrough;
-        if (written >= tailStart) {
-            tail.removeFirst((int) Math.min(tail.size(), written - tailStart + 1));
-        }
+        return last;
     }
 
     // ---------------------------------------------------------------- reads (shard thread)
@@ -465,13 +553,13 @@ public final class ReplicaLog {
         if (from >= nextOffset) {
             return List.of();
         }
-        trimTail();
-        long tailStart = nextOffset - tail.size();
-        if (from >= tailStart) {
-            return readTail(from, tailStart, maxBytes);
+        releaseWrittenChunks(); // before reading writtenThrough: a chunk given back holds nothing above it
+        long written = segmentCursor.writtenThrough;
+        if (from > written) {
+            return readChunks(from, maxBytes);
         }
         Segment segment = segmentFor(from);
-        ByteBuffer bytes = segment.read(from, tailStart - 1, maxBytes);
+        ByteBuffer bytes = segment.read(from, written, maxBytes);
         List<LogRecord> records = new ArrayList<>();
         int at = 0;
         long expected = from;
@@ -498,22 +586,49 @@ public final class ReplicaLog {
         return records;
     }
 
-    /** Records not yet in their segments, from memory: written by this process, so not checked again. */
-    private List<LogRecord> readTail(long from, long tailStart, int maxBytes) {
+    /**
+     * Records not yet in their segments, from the chunks: written by this process, so not checked again, and copied,
+     * since the chunks are reused once written.
+     */
+    private List<LogRecord> readChunks(long from, int maxBytes) {
+        AppendChunk chunk = oldestChunk;
+        while (lastOffsetOf(chunk) < from) {
+            chunk = chunk.next;
+        }
+        int position = chunk.segment.position(from) - chunk.fileBase;
         List<LogRecord> records = new ArrayList<>();
-        int bytes = 0;
-        for (int i = (int) (from - tailStart); i < tail.size(); i++) {
-            ByteBuffer frame = tail.get(i);
-            bytes += frame.limit();
-            if (bytes > maxBytes && !records.isEmpty()) {
-                break;
+        long offset = from;
+        int total = 0;
+        boolean full = false;
+        while (!full && offset < nextOffset) {
+            int end = endOf(chunk);
+            if (position >= end) {
+                chunk = chunk.next;
+                position = 0;
+                continue;
             }
-            records.add(new LogRecord(
-                    from + records.size(),
-                    RecordDescriptor.epoch(frame, 0),
-                    RecordDescriptor.type(frame, 0),
-                    RecordDescriptor.timestamp(frame, 0),
-                    RecordDescriptor.payload(frame, 0)));
+            int start = position;
+            long first = offset;
+            while (position < end) {
+                int length = chunk.buffer.getInt(position);
+                if (total + length > maxBytes && total > 0) {
+                    full = true;
+                    break;
+                }
+                total += length;
+                position += length;
+                offset++;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(position - start);
+            copy.put(0, chunk.buffer, start, position - start);
+            for (int at = 0; at < copy.capacity(); at += RecordDescriptor.frameLength(copy, at)) {
+                records.add(new LogRecord(
+                        first++,
+                        RecordDescriptor.epoch(copy, at),
+                        RecordDescriptor.type(copy, at),
+                        RecordDescriptor.timestamp(copy, at),
+                        RecordDescriptor.payload(copy, at)));
+            }
         }
         return records;
     }
@@ -562,6 +677,7 @@ public final class ReplicaLog {
                 // that truncateFiles drops them
                 storage.segmentWriter().awaitTakenIn();
                 truncateFiles(offset);
+                futures = futures.next(offset); // offsets after the cut now mean new records
             }
         } catch (IOException e) {
             markDamaged("truncate after " + offset + " failed: " + e);
@@ -600,7 +716,7 @@ public final class ReplicaLog {
         if (current.damaged()) {
             return CompletableFuture.failedFuture(damagedException(current));
         }
-        state = current.withSealedEpoch(epoch);
+        setState(current.withSealedEpoch(epoch));
         long sealedEpoch = state.sealedEpoch();
         long lastOffset = nextOffset - 1;
         long lastEpoch = state.history().lastEpoch();
@@ -632,8 +748,10 @@ public final class ReplicaLog {
         kept.encode(payload);
         awaitDurable(submitControl(RecordType.SNAPSHOT, kept.lastEpoch(), offset, payload.flip(), offset, offset));
         try {
+            storage.segmentWriter().awaitTakenIn(); // so that it holds nothing of the chunks given back here
             resetFiles(offset);
-            state = state.withSnapshot(offset, kept);
+            setState(state.withSnapshot(offset, kept));
+            futures = new AppendFutures(offset, Long.MAX_VALUE, null);
         } catch (IOException e) {
             markDamaged("installing snapshot " + offset + " failed: " + e);
             throw damagedException(state);
@@ -703,7 +821,7 @@ public final class ReplicaLog {
         }
         ByteBuffer frame = RecordDescriptor.encode(
                 objectId, epoch, offset, config.epochMillis().getAsLong(), type, payload);
-        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, endAfter, result, null, 0);
+        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, endAfter, result, nextOffset - 1);
         CompletableFuture<Long> future = entry.future();
         storage.journal().submit(entry);
         return future;
@@ -713,26 +831,20 @@ public final class ReplicaLog {
 
     private void truncateFiles(long after) throws IOException {
         long next = after + 1;
-        long oldNext = nextOffset;
         synchronized (files) {
-            // records the segment writer holds past the cut must never reach the files
-            long dropped = 0;
-            while (!unwritten.isEmpty() && unwritten.peekLast().endAfter() > after) {
-                dropped += unwritten.pollLast().frame().limit();
-            }
-            releaseUnwritten(dropped);
+            // records past the cut must never reach the files: out of the chain, and out of the writers' cursors
+            cutChain(next);
             while (segments.size() > 1 && segments.getLast().baseOffset() >= next) {
                 segments.removeLast().closeAndDelete();
                 markDirectoryDirty();
             }
             Segment last = segments.getLast();
+            active = last;
             last.truncateBefore(Math.max(next, last.baseOffset()));
             markDirty(last);
             nextOffset = last.nextOffset();
-            writtenThrough = Math.min(writtenThrough, nextOffset - 1);
         }
-        tail.removeLast((int) Math.min(tail.size(), oldNext - nextOffset));
-        state = state.withHistory(state.history().truncateAfter(after));
+        setState(state.withHistory(state.history().truncateAfter(after)));
     }
 
     private void discardFiles(long before) throws IOException {
@@ -754,37 +866,77 @@ public final class ReplicaLog {
 
     private void resetFiles(long offset) throws IOException {
         synchronized (files) {
-            clearUnwritten();
+            clearChain(offset, offset); // the snapshot holds everything through offset
             for (Segment segment : segments) {
                 segment.closeAndDelete();
             }
             segments.clear();
             segments.add(Segment.lazy(directory, offset + 1, storage.io()));
+            active = segments.getLast();
             markDirectoryDirty();
             nextOffset = offset + 1;
-            writtenThrough = offset;
         }
-        tail.clear();
     }
 
-    /** Under {@code files}. */
-    private void clearUnwritten() {
-        long dropped = 0;
-        for (JournalWriter.Entry entry : unwritten) {
-            dropped += entry.frame().limit();
+    /**
+     * Drops the records from {@code next} on from the chunk chain and moves the writers' cursors back to it. Under
+     * {@code files}, with the writers not touching the replica: its truncate record was forced (so the journal writer
+     * is done with everything before it) and the segment writer took in all it was handed.
+     */
+    private void cutChain(long next) {
+        AppendChunk chunk = oldestChunk;
+        if (chunk == null || next < chunk.firstOffset) {
+            // everything held goes; everything before it is in the files
+            clearChain(next - 1, Math.min(next - 1, segmentCursor.writtenThrough));
+            return;
         }
-        unwritten.clear();
-        releaseUnwritten(dropped);
+        while (chunk != appendChunk && lastOffsetOf(chunk) < next) {
+            chunk = chunk.next;
+        }
+        if (lastOffsetOf(chunk) < next) {
+            return; // nothing to cut
+        }
+        int position = 0;
+        for (long offset = chunk.firstOffset; offset < next; offset++) {
+            position += chunk.buffer.getInt(position);
+        }
+        for (AppendChunk after = chunk.next; after != null; after = after.next) {
+            after.release(pool);
+        }
+        chunk.limit = Integer.MAX_VALUE;
+        chunk.next = null;
+        appendChunk = chunk;
+        appendPosition = position;
+        appendedBytes = chunk.streamBase + position;
+        knownWrittenBytes = Math.min(knownWrittenBytes, appendedBytes);
+        journalCursor.cut(chunk, position, next - 1);
+        long held = segmentCursor.held();
+        segmentCursor.cut(chunk, position, next - 1);
+        dropped(held - segmentCursor.held());
     }
 
-    /** Under {@code files}. */
-    private void releaseUnwritten(long bytes) {
-        if (bytes > 0) {
-            unwrittenBytes -= bytes;
-            SegmentWriter writer = storage.segmentWriter();
-            if (writer != null) {
-                writer.dropped(bytes);
-            }
+    /**
+     * Gives back every chunk and resets the writers' cursors to {@code last}, with the files holding everything through
+     * {@code written}. Under {@code files}, as {@link #cutChain}.
+     */
+    private void clearChain(long last, long written) {
+        for (AppendChunk chunk = oldestChunk; chunk != null; chunk = chunk.next) {
+            chunk.release(pool);
+        }
+        oldestChunk = null;
+        appendChunk = null;
+        appendPosition = 0;
+        journalCursor.reset(last, appendedBytes);
+        dropped(segmentCursor.held());
+        segmentCursor.reset(written, appendedBytes);
+        knownWrittenBytes = appendedBytes;
+    }
+
+    /** Frees the store's accounting of records handed to the segment writer and now dropped unwritten. */
+    private void dropped(long bytes) {
+        SegmentWriter writer = storage.segmentWriter();
+        if (bytes > 0 && writer != null) {
+            writer.dropped(bytes);
         }
     }
 
@@ -795,12 +947,11 @@ public final class ReplicaLog {
     void deleteFiles() throws IOException {
         deleted = true;
         synchronized (files) {
-            clearUnwritten();
+            clearChain(nextOffset - 1, nextOffset - 1);
             for (Segment segment : segments) {
                 segment.closeAndDelete();
             }
         }
-        tail.clear();
         deleteDirectory(directory);
     }
 
@@ -841,10 +992,23 @@ public final class ReplicaLog {
         }
     }
 
+    /** Publishes a new state; shard (or the opening thread). */
+    private void setState(ReplicaState next) {
+        state = next;
+        cachedSealedEpoch = next.sealedEpoch();
+        cachedLastEpoch = next.history().lastEpoch();
+        cachedDamaged = next.damaged();
+    }
+
+    /** The last offset whose record is in its segment file; any thread. */
+    long writtenThrough() {
+        return segmentCursor.writtenThrough;
+    }
+
     private void markDamaged(String reason) {
         ReplicaState current = state;
         if (!current.damaged()) {
-            state = current.withDamage(reason);
+            setState(current.withDamage(reason));
             LOG.error("replica damaged: object={} reason={}", objectId, reason);
             storage.requestCheckpoint();
         }
@@ -884,7 +1048,7 @@ public final class ReplicaLog {
      * thread never above {@link #lastOffset()}.
      */
     public long durableOffset() {
-        return Math.min(durableOffset, nextOffset - 1);
+        return Math.min(journalCursor.durableOffset, nextOffset - 1);
     }
 
     /** The sealed epoch, -1 when never sealed. */

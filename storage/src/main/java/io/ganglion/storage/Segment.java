@@ -129,6 +129,11 @@ final class Segment {
         return current == null ? 0 : current.size();
     }
 
+    /** The file position of the record at {@code offset}, which this segment holds. */
+    int position(long offset) {
+        return positions[(int) (offset - baseOffset)];
+    }
+
     /** Indexes the next record, {@code length} bytes at the end, and returns its file position. Writes nothing. */
     int reserve(int length) {
         int position = size;

@@ -1,8 +1,6 @@
 package io.ganglion.storage;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -18,28 +16,32 @@ import org.slf4j.LoggerFactory;
  * shard thread ever makes a file system call to append.
  *
  * <pre>
- *  shard ──append──▶ frame in the replica's memory tail (reads) ──▶ journal queue
- *  journal writer ──write batch──▶ hand the batch over ──▶ force ──▶ complete
+ *  shard ──append──▶ frame encoded into the replica's current {@link AppendChunk} ──▶ cursor in the journal queue
+ *  journal writer ──write batch──▶ hand over, per replica, how far it is written ──▶ force ──▶ report
  *                                        │
- *  segment writer ◀──────────────────────┘  per replica: hold until segmentWriteBytes, then one write;
- *                                           publish writtenThrough, so the shard drops the frames from memory
+ *  segment writer ◀──────────────────────┘  per replica: once segmentWriteBytes are handed over, one write per chunk
+ *                                           range, straight from the chunk; publish writtenThrough and the chunk it
+ *                                           reached, so the shard gives the chunks behind it back to the pool
  * </pre>
  *
- * <p>The layout is decided by the shard when it appends (segment and file position, {@link Segment#reserve}); this
- * thread only puts the bytes there, creating segment files on their first write. It writes a replica's records once
- * they add up to {@link StorageConfig#segmentWriteBytes()} (one write call for many records), and everything it holds
- * when idle for {@value #IDLE_MILLIS} ms, every {@value #SWEEP_MILLIS} ms, once the backlog passes {@link
- * StorageConfig#writeBehindBytes()}, for a checkpoint ({@link #flushAll()}) and on stop.
+ * <p>The layout is decided by the shard when it appends (segment and file position, {@link Segment#reserve}; a chunk
+ * holds the frames exactly as they lie in the file); this thread only puts the bytes there, creating segment files on
+ * their first write. It writes a replica's records once {@link StorageConfig#segmentWriteBytes()} of them were handed
+ * over (one write call per chunk), and everything it holds when idle for {@value #IDLE_MILLIS} ms, every {@value
+ * #SWEEP_MILLIS} ms, once the backlog passes {@link StorageConfig#writeBehindBytes()}, for a checkpoint ({@link
+ * #flushAll()}) and on stop.
  *
- * <p>Implementation notes. One thread runs {@link #run()} (the Agent shape). It owns {@code dirty}, {@code staging}
- * and the {@code writerQueued} and {@code writerDue} flags of each replica. A replica's {@code unwritten} queue and its segment files are
- * guarded by the replica's {@code files} lock, which the shard also takes to truncate, discard, reset or delete; the
- * shard's append never takes it. Shared with other threads: the input queue (the journal writer hands batches over,
- * checkpoints add barriers, truncates add syncs), {@link #backlog} and {@link #failure}. The journal writer does not
- * wake this thread for every batch, only once a write may be due ({@code segmentWriteBytes} handed over since the
- * last wake-up); barriers and syncs always wake it. Otherwise it wakes every {@value #IDLE_MILLIS} ms.
+ * <p>Implementation notes. One thread runs {@link #run()} (the Agent shape). It owns {@code dirty} and each
+ * replica's {@link Cursor}, except that the shard moves a cursor back (truncate) or resets it (snapshot install,
+ * delete) while it holds the replica's {@code files} lock, after {@link #awaitTakenIn()} and with nothing of the
+ * replica on its way from the journal. It writes a replica only under that lock, which the shard also takes to
+ * truncate, discard, reset or delete; the shard's append never takes it. Shared with other threads: the input queue
+ * (the journal writer hands batches over, checkpoints add barriers, truncates add syncs), {@link #backlog}, {@link
+ * #failure} and each cursor's published fields. The journal writer does not wake this thread for every batch, only
+ * once a write may be due ({@code segmentWriteBytes} handed over since the last wake-up); barriers and syncs always
+ * wake it. Otherwise it wakes every {@value #IDLE_MILLIS} ms.
  *
- * <p>Faults. A failed write leaves the records queued and is retried on the next pass; a torn write is overwritten by
+ * <p>Faults. A failed write leaves the records held and is retried on the next pass; a torn write is overwritten by
  * the retry (writes go to fixed positions), and recovery cuts what a crash leaves. While writes fail, {@link
  * #failure()} is set and appends return {@link AppendOutcome.Failed}; the records already appended stay durable
  * through the journal, which a checkpoint cannot drop while they are not in their segments.
@@ -49,6 +51,114 @@ final class SegmentWriter implements Runnable {
     static final int IDLE_MILLIS = 50;
     static final int SWEEP_MILLIS = 1000;
     private static final Object STOP = new Object();
+
+    /**
+     * What one journal batch wrote, per replica: the replica's records are in the journal through {@code offset}, which
+     * ends at {@code position} of {@code chunk}. Filled by the journal writer, then not changed.
+     */
+    static final class Handover {
+        private final ReplicaLog[] replicas;
+        private final AppendChunk[] chunks;
+        private final int[] positions;
+        private final long[] offsets;
+        private final long[] byteCounts;
+        private int size;
+        private long bytes;
+
+        Handover(int capacity) {
+            replicas = new ReplicaLog[capacity];
+            chunks = new AppendChunk[capacity];
+            positions = new int[capacity];
+            offsets = new long[capacity];
+            byteCounts = new long[capacity];
+        }
+
+        /**
+         * @param byteCount the replica's byte count through {@code offset} (see {@link ReplicaLog})
+         * @param added bytes of the replica's records in this batch
+         */
+        void add(ReplicaLog replica, AppendChunk chunk, int position, long offset, long byteCount, long added) {
+            replicas[size] = replica;
+            chunks[size] = chunk;
+            positions[size] = position;
+            offsets[size] = offset;
+            byteCounts[size] = byteCount;
+            bytes += added;
+            size++;
+        }
+    }
+
+    /**
+     * A replica's place in its chunk chain for this thread: written through {@code chunk}/{@code position}, handed
+     * over through {@code handedChunk}/{@code handedPosition}. See the class notes for who may change it.
+     */
+    static final class Cursor {
+        /** Where the next write starts; null before the first chunk of the chain. */
+        AppendChunk chunk;
+
+        int position;
+        /** The replica's byte count through the cursor: bytes written (or dropped, for a deleted segment). */
+        long bytes;
+
+        AppendChunk handedChunk;
+        int handedPosition;
+        long handedOffset = -1;
+        long handedBytes;
+        /** In {@code dirty}, in {@code due}. */
+        boolean queued;
+
+        boolean due;
+
+        /** The last offset whose record is in its segment file (written, perhaps not forced). */
+        volatile long writtenThrough = -1;
+        /** The replica's byte count through what was written, published with {@code writtenThrough}. */
+        volatile long writtenBytes;
+        /** The sequence of the chunk the cursor is in, published after {@code writtenThrough}: chunks before it are done. */
+        volatile long chunkSequence = -1;
+
+        /** Held bytes: handed over and not yet written. */
+        long held() {
+            return handedBytes - bytes;
+        }
+
+        /** Puts the cursor (and what was handed over) at {@code lastOffset}, with nothing in chunks; under the lock. */
+        void reset(long lastOffset, long byteCount) {
+            chunk = null;
+            position = 0;
+            bytes = byteCount;
+            handedChunk = null;
+            handedPosition = 0;
+            handedOffset = lastOffset;
+            handedBytes = byteCount;
+            writtenBytes = byteCount;
+            writtenThrough = lastOffset;
+            chunkSequence = -1;
+        }
+
+        /**
+         * Moves the cursor and what was handed over back to right after {@code lastOffset}, which ends at {@code
+         * position} of {@code at}, if they are past it; under the lock.
+         */
+        void cut(AppendChunk at, int atPosition, long lastOffset) {
+            long byteCount = at.streamBase + atPosition;
+            if (handedBytes > byteCount) {
+                handedChunk = at;
+                handedPosition = atPosition;
+                handedOffset = lastOffset;
+                handedBytes = byteCount;
+            }
+            if (bytes > byteCount) {
+                chunk = at;
+                position = atPosition;
+                bytes = byteCount;
+                writtenBytes = byteCount;
+                chunkSequence = at.sequence;
+            }
+            if (writtenThrough > lastOffset) {
+                writtenThrough = lastOffset;
+            }
+        }
+    }
 
     /** A checkpoint's request: write everything handed over before it. */
     private record Barrier(CompletableFuture<Void> done) {}
@@ -69,7 +179,6 @@ final class SegmentWriter implements Runnable {
     private final List<Barrier> barriers = new ArrayList<>();
     private final List<ReplicaLog> dirty = new ArrayList<>();
     private final List<ReplicaLog> due = new ArrayList<>();
-    private final ByteBuffer staging;
     private final AtomicLong backlog = new AtomicLong();
     private final AtomicLong writes = new AtomicLong();
     private volatile IOException failure;
@@ -80,21 +189,12 @@ final class SegmentWriter implements Runnable {
         this.name = name;
         this.config = config;
         this.storage = storage;
-        this.staging = ByteBuffer.allocateDirect(Math.max(1 << 20, config.segmentWriteBytes()));
     }
 
-    /**
-     * Hands over a journal batch just written; its log records go to their segments. On the journal writer; the list
-     * is not changed afterwards.
-     */
-    void handOver(List<JournalWriter.Entry> written) {
-        long bytes = 0;
-        for (JournalWriter.Entry entry : written) {
-            if (entry.segment() != null) {
-                bytes += entry.frame().limit();
-            }
-        }
-        if (bytes > 0) {
+    /** Hands over a journal batch just written; its log records go to their segments. On the journal writer. */
+    void handOver(Handover written) {
+        long bytes = written.bytes;
+        if (written.size > 0) {
             addBacklog(bytes);
             queue.add(written);
             // no wake-up per batch: this thread is not waited for, so wake it only when a write may be due
@@ -119,8 +219,8 @@ final class SegmentWriter implements Runnable {
     }
 
     /**
-     * Waits until the records handed over so far are in their replicas' {@code unwritten} queues, where a shard
-     * holding the replica's files lock can drop them; they need not be written. A truncate calls this before it cuts,
+     * Waits until the records handed over so far are taken into their replicas' cursors, where a shard holding the
+     * replica's files lock can drop them; they need not be written. A truncate calls this before it cuts,
      * so no record past the cut reaches the files afterwards. Waits for a write in progress.
      */
     void awaitTakenIn() throws StorageException {
@@ -213,9 +313,7 @@ final class SegmentWriter implements Runnable {
             } else if (item instanceof Sync sync) {
                 sync.done().complete(null); // everything before it is taken in: items are handled in order
             } else {
-                @SuppressWarnings("unchecked")
-                List<JournalWriter.Entry> batch = (List<JournalWriter.Entry>) item;
-                work += distribute(batch);
+                work += distribute((Handover) item);
             }
         }
         drained.clear();
@@ -239,35 +337,30 @@ final class SegmentWriter implements Runnable {
         return work;
     }
 
-    private int distribute(List<JournalWriter.Entry> batch) {
-        int count = 0;
-        for (JournalWriter.Entry entry : batch) {
-            if (entry.segment() == null) {
-                continue; // a control record: journal only
-            }
-            ReplicaLog replica = entry.replica();
-            long held;
-            synchronized (replica.files) {
-                replica.unwritten.add(entry);
-                held = replica.unwrittenBytes += entry.frame().limit();
-            }
-            if (!replica.writerQueued) {
-                replica.writerQueued = true;
+    private int distribute(Handover handover) {
+        for (int i = 0; i < handover.size; i++) {
+            ReplicaLog replica = handover.replicas[i];
+            Cursor cursor = replica.segmentCursor;
+            cursor.handedChunk = handover.chunks[i];
+            cursor.handedPosition = handover.positions[i];
+            cursor.handedOffset = handover.offsets[i];
+            cursor.handedBytes = handover.byteCounts[i];
+            if (!cursor.queued) {
+                cursor.queued = true;
                 dirty.add(replica);
             }
-            if (held >= config.segmentWriteBytes() && !replica.writerDue) {
-                replica.writerDue = true;
+            if (cursor.held() >= config.segmentWriteBytes() && !cursor.due) {
+                cursor.due = true;
                 due.add(replica);
             }
-            count++;
         }
-        return count;
+        return handover.size;
     }
 
     /** Writes the replicas whose held records reached the write size; the rest wait for the next sweep. */
     private void writeDue() {
         for (ReplicaLog replica : due) {
-            replica.writerDue = false;
+            replica.segmentCursor.due = false;
             write(replica);
         }
         due.clear();
@@ -277,7 +370,7 @@ final class SegmentWriter implements Runnable {
     private boolean writeAll(long now) {
         lastSweep = now;
         for (ReplicaLog replica : due) {
-            replica.writerDue = false;
+            replica.segmentCursor.due = false;
         }
         due.clear();
         boolean complete = true;
@@ -285,10 +378,10 @@ final class SegmentWriter implements Runnable {
         for (int i = 0; i < dirty.size(); i++) {
             ReplicaLog replica = dirty.get(i);
             complete &= write(replica);
-            if (replica.unwrittenBytes > 0) {
+            if (replica.segmentCursor.held() > 0) {
                 dirty.set(kept++, replica);
             } else {
-                replica.writerQueued = false;
+                replica.segmentCursor.queued = false;
             }
         }
         dirty.subList(kept, dirty.size()).clear();
@@ -301,75 +394,65 @@ final class SegmentWriter implements Runnable {
     }
 
     /**
-     * Writes a replica's held records, one write call per run of records in one segment (as many as fit the staging
-     * buffer), and publishes how far its segments now reach.
+     * Writes a replica's held records, one write call per chunk (straight from the chunk's memory), and publishes how
+     * far its segments now reach.
      *
      * @return false if a write failed; what was not written stays held
      */
     private boolean write(ReplicaLog replica) {
         synchronized (replica.files) {
-            ArrayDeque<JournalWriter.Entry> pending = replica.unwritten;
-            while (!pending.isEmpty()) {
-                JournalWriter.Entry first = pending.peekFirst();
-                Segment segment = first.segment();
-                if (segment.deleted) {
-                    // discarded, reset or deleted since it was appended: nothing to write, and nothing to publish
-                    // (the shard set writtenThrough for the files as they are now)
-                    replica.unwritten.pollFirst();
-                    int length = first.frame().limit();
-                    replica.unwrittenBytes -= length;
-                    addBacklog(-length);
-                    continue;
-                }
-                ByteBuffer bytes;
-                int count = 0;
-                long expected = first.position();
-                staging.clear();
-                for (JournalWriter.Entry entry : pending) {
-                    int length = entry.frame().limit();
-                    if (entry.segment() != segment || entry.position() != expected || length > staging.remaining()) {
-                        break;
-                    }
-                    staging.put(staging.position(), entry.frame(), 0, length);
-                    staging.position(staging.position() + length);
-                    expected += length;
-                    count++;
-                }
-                if (count == 0) {
-                    bytes = first.frame().duplicate(); // larger than the staging buffer: write it as it is
-                    count = 1;
-                } else {
-                    bytes = staging.flip();
-                }
-                try {
-                    if (segment.write(bytes, first.position())) {
-                        replica.markDirectoryDirty();
-                    }
-                } catch (IOException e) {
-                    if (failure == null) {
-                        LOG.error(
-                                "segment write failed, retrying: dir={} object={} segment={}",
-                                name,
-                                replica.objectId(),
-                                segment.path().getFileName(),
-                                e);
-                        failure = e;
-                        storage.refreshAppendRefusal();
-                    }
-                    return false;
-                }
-                writes.incrementAndGet();
-                replica.markDirty(segment);
-                long length = 0;
-                JournalWriter.Entry last = first;
-                for (int i = 0; i < count; i++) {
-                    last = pending.pollFirst();
-                    length += last.frame().limit();
-                }
-                replica.unwrittenBytes -= length;
-                addBacklog(-length);
-                replica.writtenThrough = last.endAfter(); // the shard may now drop these frames from memory
+            Cursor cursor = replica.segmentCursor;
+            if (cursor.held() <= 0) {
+                return true;
             }
+            AppendChunk chunk = cursor.chunk != null ? cursor.chunk : replica.oldestChunk;
+            int position = cursor.position;
+            while (true) {
+                boolean last = chunk == cursor.handedChunk;
+                int end = last ? cursor.handedPosition : chunk.limit;
+                if (end > position) {
+                    Segment segment = chunk.segment;
+                    // a deleted segment (discarded, reset or deleted since it was appended): nothing to write
+                    if (!segment.deleted) {
+                        try {
+                            if (segment.write(
+                                    chunk.buffer.slice(position, end - position), chunk.fileBase + position)) {
+                                replica.markDirectoryDirty();
+                            }
+                        } catch (IOException e) {
+                            cursor.chunk = chunk;
+                            cursor.position = position;
+                            if (failure == null) {
+                                LOG.error(
+                                        "segment write failed, retrying: dir={} object={} segment={}",
+                                        name,
+                                        replica.objectId(),
+                                        segment.path().getFileName(),
+                                        e);
+                                failure = e;
+                                storage.refreshAppendRefusal();
+                            }
+                            return false;
+                        }
+                        writes.incrementAndGet();
+                        replica.markDirty(segment);
+                    }
+                    long written = chunk.streamBase + end - cursor.bytes;
+                    cursor.bytes += written;
+                    addBacklog(-written);
+                }
+                if (last) {
+                    position = end;
+                    break;
+                }
+                chunk = chunk.next;
+                position = 0;
+            }
+            cursor.chunk = chunk;
+            cursor.position = position;
+            cursor.writtenBytes = cursor.bytes;
+            cursor.writtenThrough = cursor.handedOffset; // the shard may now read these records from the file
+            cursor.chunkSequence = chunk.sequence; // and, after that, give the chunks before this one back
             return true;
         }
     }

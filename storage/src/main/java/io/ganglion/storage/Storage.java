@@ -70,6 +70,7 @@ public final class Storage implements AutoCloseable {
     private final StorageConfig config;
     private final FileIo io;
     private final ConcurrentHashMap<Long, ReplicaLog> replicas = new ConcurrentHashMap<>();
+    private final AppendChunk.Pool chunkPool;
     /** Replicas whose deletion is journaled but whose files may not all be gone; checkpoints must not pass it. */
     private final ConcurrentHashMap<Long, ReplicaLog> deleting = new ConcurrentHashMap<>();
 
@@ -89,6 +90,9 @@ public final class Storage implements AutoCloseable {
     private FileLock lock;
     private ExecutorService background;
     private JournalWriter journal;
+    /** The journal writer's queue, read by every append: here, where nothing is written on the hot path. */
+    private JournalQueue journalQueue;
+
     private Thread journalThread;
     private SegmentWriter segmentWriter;
     private Thread segmentWriterThread;
@@ -105,6 +109,9 @@ public final class Storage implements AutoCloseable {
         this.replicasDirectory = directory.resolve(REPLICAS);
         this.config = config;
         this.io = io;
+        // as much as the journal lets the segment writer fall behind: a store that once got there keeps the memory,
+        // as a heap would, instead of allocating (and zeroing) it again in the next burst
+        this.chunkPool = new AppendChunk.Pool(config.maxWriteBehindBytes() / 2);
     }
 
     /**
@@ -357,6 +364,7 @@ public final class Storage implements AutoCloseable {
                 this::refreshAppendRefusal,
                 segmentWriter,
                 completer);
+        journalQueue = journal.queue();
         if (config.preallocateJournal()) {
             journal.prepareSpare(); // open is not latency-critical: start on a preallocated file too
         }
@@ -441,6 +449,7 @@ public final class Storage implements AutoCloseable {
         replica.checkNotOnJournalThread();
         replica.markDeleted();
         replica.awaitDurable(replica.submitControl(RecordType.DELETE, 0, 0, ByteBuffer.allocate(0), -1, -1));
+        segmentWriter.awaitTakenIn(); // so that it holds nothing of the replica's chunks, which go now
         synchronized (this) { // no checkpoint runs while the files go
             synchronized (creationLock) {
                 replicas.remove(objectId, replica);
@@ -528,7 +537,7 @@ public final class Storage implements AutoCloseable {
         }
         Map<Long, Long> synced = new HashMap<>();
         for (ReplicaLog replica : all) {
-            synced.put(replica.objectId(), replica.writtenThrough); // read before forcing: all of it gets forced
+            synced.put(replica.objectId(), replica.writtenThrough()); // read before forcing: all of it gets forced
         }
         long forced = 0;
         for (Iterator<Segment> it = dirtySegments.iterator(); it.hasNext(); ) {
@@ -634,8 +643,16 @@ public final class Storage implements AutoCloseable {
         return io;
     }
 
+    AppendChunk.Pool chunkPool() {
+        return chunkPool;
+    }
+
     JournalWriter journal() {
         return journal;
+    }
+
+    JournalQueue journalQueue() {
+        return journalQueue;
     }
 
     SegmentWriter segmentWriter() {

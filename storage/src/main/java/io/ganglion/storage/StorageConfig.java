@@ -14,11 +14,12 @@ import java.util.function.LongSupplier;
  * @param preallocateJournal whether journal files are filled with zeros ahead of use, so a force need not update the
  *     file size
  * @param epochMillis the clock for record timestamps
- * @param segmentWriteBytes the segment writer holds a replica's records in memory until they add up to this, then
- *     writes them in one call (it also writes everything when idle, every second, and for a checkpoint)
+ * @param segmentWriteBytes the segment writer leaves a replica's records in its chunks until they add up to this, then
+ *     writes them, one call per chunk (it also writes everything when idle, every second, and for a checkpoint)
  * @param writeBehindBytes once the records held by the segment writer, over all replicas, pass this, it writes all of
  *     them
- * @param maxWriteBehindBytes the bound on the heap the write-behind takes: past half of it handed to the segment
+ * @param maxWriteBehindBytes the bound on the memory the write-behind takes (direct memory, in the replicas' chunks;
+ *     the store keeps up to half of it in free chunks once a burst used them): past half of it handed to the segment
  *     writer and not yet written (over all replicas), the journal writer waits for the segment writer, so confirms
  *     slow down; past all of it appended and not yet written for one replica, its appends are refused ({@link
  *     AppendOutcome.Reason#BACKLOG})

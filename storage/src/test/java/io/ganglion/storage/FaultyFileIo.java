@@ -26,6 +26,10 @@ final class FaultyFileIo implements FileIo {
 
     final java.util.concurrent.Semaphore writeHeld = new java.util.concurrent.Semaphore(0);
     volatile boolean failWrites;
+    /** When not negative, this many more positional writes succeed, then one fails (as with failWrites). */
+    final java.util.concurrent.atomic.AtomicInteger writesBeforeOneFailure =
+            new java.util.concurrent.atomic.AtomicInteger(-1);
+
     volatile boolean failForces;
     /** Writes report success but never reach the file: as if the process died before they were made. */
     volatile boolean dropWrites;
@@ -181,7 +185,7 @@ final class FaultyFileIo implements FileIo {
                 src.position(src.limit());
                 return length;
             }
-            if (failWrites) {
+            if (failWrites || (writesBeforeOneFailure.get() >= 0 && writesBeforeOneFailure.getAndDecrement() == 0)) {
                 if (src.remaining() > 1) {
                     ByteBuffer half = src.duplicate();
                     half.limit(half.position() + half.remaining() / 2);

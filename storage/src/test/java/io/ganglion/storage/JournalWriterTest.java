@@ -189,6 +189,139 @@ class JournalWriterTest {
         }
     }
 
+    @Test
+    void shouldTellEachListenerOncePerBatchWithItsLastOffset() throws Exception {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        try (Storage storage = Storage.open(dir, smallConfig(), io)) {
+            List<ReplicaLog> logs = List.of(storage.replica(1), storage.replica(2), storage.replica(3));
+            java.util.Map<Long, java.util.concurrent.LinkedBlockingQueue<Long>> heard = new java.util.HashMap<>();
+            for (ReplicaLog log : logs) {
+                java.util.concurrent.LinkedBlockingQueue<Long> calls = new java.util.concurrent.LinkedBlockingQueue<>();
+                heard.put(log.objectId(), calls);
+                log.durabilityListener(new DurabilityListener() {
+                    @Override
+                    public void durable(long offset) {
+                        calls.add(offset);
+                    }
+                });
+            }
+            io.forceGate = new CountDownLatch(1);
+            assertThat(logs.getFirst().append(1, RecordType.DATA, payload(1, 0)))
+                    .isInstanceOf(Appended.class);
+            assertThat(io.forceHeld.tryAcquire(10, TimeUnit.SECONDS)).isTrue(); // batch 1 (one record) in its force
+            for (int i = 0; i < 50; i++) { // all of these go into batch 2, 49 or 50 records per replica
+                for (ReplicaLog log : logs) {
+                    if (log.nextOffset() < 50) {
+                        assertThat(log.append(1, RecordType.DATA, payload(log.objectId(), log.nextOffset())))
+                                .isInstanceOf(Appended.class);
+                    }
+                }
+            }
+            io.forceGate.countDown();
+            assertThat(heard.get(1L).poll(10, TimeUnit.SECONDS)).isEqualTo(0);
+            for (ReplicaLog log : logs) {
+                // one call for the whole batch, with the replica's last offset in it, not one per record
+                assertThat(heard.get(log.objectId()).poll(10, TimeUnit.SECONDS)).isEqualTo(49);
+                assertThat(heard.get(log.objectId()).poll(100, TimeUnit.MILLISECONDS))
+                        .isNull();
+                assertThat(log.durableOffset()).isEqualTo(49);
+            }
+            assertThat(storage.journalEntries()).isEqualTo(150);
+        }
+    }
+
+    @Test
+    void shouldJournalControlRecordsBetweenTheRecordsTheyWereSubmittedBetween() throws Exception {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        Storage storage = Storage.open(dir, smallConfig(), io);
+        ReplicaLog log = storage.replica(1);
+        appendDurably(log, 1, 1);
+        io.forceGate = new CountDownLatch(1);
+        assertThat(log.append(1, RecordType.DATA, payload(1, 1))).isInstanceOf(Appended.class);
+        assertThat(io.forceHeld.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+        // queued behind the held batch, all in one: records, a seal, records of the next epoch, a discard point
+        for (int i = 2; i < 10; i++) {
+            log.append(1, RecordType.DATA, payload(1, i));
+        }
+        CompletableFuture<SealResult> sealed = log.seal(1);
+        for (int i = 10; i < 20; i++) {
+            log.append(2, RecordType.DATA, payload(1, i));
+        }
+        CompletableFuture<Long> last = ((Appended) log.append(2, RecordType.DATA, payload(1, 20))).durable();
+        io.forceGate.countDown();
+        assertThat(await(sealed).lastOffset()).isEqualTo(9); // what the log held when it was sealed
+        assertThat(await(last)).isEqualTo(20);
+        storage.halt(); // replay from the journal alone
+        try (Storage reopened = Storage.open(dir, smallConfig())) {
+            ReplicaLog replayed = reopened.replica(1);
+            assertThat(replayed.lastOffset()).isEqualTo(20);
+            assertThat(replayed.sealedEpoch()).isEqualTo(1);
+            assertThat(replayed.epochHistory().entries())
+                    .containsExactly(new EpochHistory.Entry(1, 0), new EpochHistory.Entry(2, 10));
+            assertPayloads(replayed, readAll(replayed));
+        }
+    }
+
+    @Test
+    void shouldFailWhatAWriteFailedInTheMiddleOfABatchAndWriteTheReplicasItDidNotReach() throws Exception {
+        FaultyFileIo io = new FaultyFileIo(JournalWriter.SUFFIX);
+        StorageConfig config = smallConfig().withJournalFileBytes(1 << 20);
+        Storage storage = Storage.open(dir, config, io);
+        List<ReplicaLog> logs = new ArrayList<>();
+        for (int i = 1; i <= 4; i++) {
+            logs.add(storage.replica(i));
+        }
+        appendDurably(logs.getFirst(), 1, 1);
+        io.forceGate = new CountDownLatch(1);
+        assertThat(logs.getFirst().append(1, RecordType.DATA, payload(1, 1))).isInstanceOf(Appended.class);
+        assertThat(io.forceHeld.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+        // about 200 KB behind the held batch: the next batch fills the 64 KiB buffer three times
+        List<List<CompletableFuture<Long>>> futures = new ArrayList<>();
+        for (ReplicaLog log : logs) {
+            List<CompletableFuture<Long>> own = new ArrayList<>();
+            for (int i = 0; i < 700; i++) {
+                own.add(((Appended) log.append(1, RecordType.DATA, payload(log.objectId(), log.nextOffset())))
+                        .durable());
+            }
+            futures.add(own);
+        }
+        io.writesBeforeOneFailure.set(1); // the batch's first buffer is written, its second fails
+        io.forceGate.countDown();
+        long failedReplicas = 0;
+        List<Long> lastDurable = new ArrayList<>();
+        for (int r = 0; r < logs.size(); r++) {
+            long last = logs.get(r) == logs.getFirst() ? 1 : -1;
+            boolean failed = false;
+            for (CompletableFuture<Long> future : futures.get(r)) {
+                try {
+                    long offset = future.get(30, TimeUnit.SECONDS); // none may hang
+                    assertThat(failed).as("a record durable after a failed one").isFalse();
+                    last = offset;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failed = true;
+                }
+            }
+            assertThat(logs.get(r).failed()).isEqualTo(failed);
+            failedReplicas += failed ? 1 : 0;
+            lastDurable.add(last);
+        }
+        assertThat(failedReplicas)
+                .as("replicas in the failed part of the batch")
+                .isBetween(1L, 3L);
+        assertThat(futures.getLast().getLast())
+                .as("the last replica was not reached: written next")
+                .isDone();
+        assertThat(await(futures.getLast().getLast())).isEqualTo(699);
+        storage.halt();
+        try (Storage reopened = Storage.open(dir, config)) {
+            for (int r = 0; r < logs.size(); r++) {
+                ReplicaLog replayed = reopened.replica(logs.get(r).objectId());
+                assertThat(replayed.lastOffset()).isEqualTo(lastDurable.get(r));
+                assertPayloads(replayed, readAll(replayed));
+            }
+        }
+    }
+
     private List<Long> journalStarts() throws IOException {
         try (Stream<Path> files = Files.list(dir.resolve("journal"))) {
             return files.map(f -> f.getFileName().toString())

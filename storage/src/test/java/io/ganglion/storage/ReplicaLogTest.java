@@ -1,5 +1,6 @@
 package io.ganglion.storage;
 
+import static io.ganglion.storage.TestStores.NOW;
 import static io.ganglion.storage.TestStores.appendDurably;
 import static io.ganglion.storage.TestStores.assertPayloads;
 import static io.ganglion.storage.TestStores.await;
@@ -259,5 +260,69 @@ class ReplicaLogTest {
     void shouldRefuseAppendsAfterStoreClosed() throws IOException {
         storage.close();
         assertThat(log.append(1, RecordType.DATA, payload(42, 0))).isEqualTo(Rejected.of(Reason.CLOSED));
+    }
+
+    @Test
+    void shouldTakeRecordsLargerThanAChunkAndThanTheJournalBuffer(@TempDir Path other) throws IOException {
+        StorageConfig config = new StorageConfig(1 << 20, 1 << 20, 1L << 40, 64 * 1024, 512 * 1024, false, () -> NOW);
+        int[] sizes = {100, 70_000, 300_000, 50, 200_000, 10};
+        try (Storage store = Storage.open(other, config)) {
+            ReplicaLog replica = store.replica(1);
+            for (int size : sizes) {
+                assertThat(replica.append(1, RecordType.DATA, filled(size))).isInstanceOf(Appended.class);
+            }
+            assertThat(await(((Appended) replica.append(1, RecordType.DATA, filled(1))).durable()))
+                    .isEqualTo(sizes.length);
+            assertSizes(replica, sizes); // from memory
+            store.awaitSegmentWrites();
+            assertSizes(replica, sizes); // from the segment
+            store.halt();
+        }
+        try (Storage store = Storage.open(other, config)) {
+            assertSizes(store.replica(1), sizes); // replayed from the journal
+        }
+    }
+
+    @Test
+    void shouldAppendInPlaceOfRecordsCutFromTheMiddleOfAChunk(@TempDir Path other) throws IOException {
+        StorageConfig config = smallConfig().withSegmentBytes(1 << 20);
+        Storage store = Storage.open(other, config);
+        ReplicaLog replica = store.replica(1);
+        appendDurably(replica, 1, 30);
+        store.awaitSegmentWrites(); // the segment writer is past the cut
+        appendDurably(replica, 1, 10); // and these it holds
+        assertThat(replica.truncateAfter(24)).isEqualTo(24);
+        assertThat(appendDurably(replica, 2, 20)).isEqualTo(44);
+        List<LogRecord> records = readAll(replica);
+        assertThat(records).hasSize(45);
+        assertPayloads(replica, records);
+        assertThat(records.get(24).epoch()).isEqualTo(1);
+        assertThat(records.get(25).epoch()).isEqualTo(2);
+        store.awaitSegmentWrites();
+        assertPayloads(replica, readAll(replica));
+        store.halt();
+        try (Storage reopened = Storage.open(other, config)) {
+            ReplicaLog replayed = reopened.replica(1);
+            List<LogRecord> recovered = readAll(replayed);
+            assertThat(recovered).hasSize(45);
+            assertThat(recovered.get(25).epoch()).isEqualTo(2);
+            assertPayloads(replayed, recovered);
+        }
+    }
+
+    private static ByteBuffer filled(int size) {
+        byte[] bytes = new byte[size];
+        java.util.Arrays.fill(bytes, (byte) (size % 251));
+        return ByteBuffer.wrap(bytes);
+    }
+
+    private static void assertSizes(ReplicaLog replica, int[] sizes) throws IOException {
+        for (int i = 0; i < sizes.length; i++) {
+            List<LogRecord> one = replica.read(i, 1);
+            assertThat(one).hasSize(1);
+            ByteBuffer payload = one.getFirst().payload();
+            assertThat(payload.remaining()).isEqualTo(sizes[i]);
+            assertThat(payload.get(sizes[i] - 1)).isEqualTo((byte) (sizes[i] % 251));
+        }
     }
 }

@@ -263,4 +263,41 @@ class SegmentWriterTest {
             }
         }
     }
+
+    @Test
+    void shouldWriteEachChunkOfAReplicaWithOneCall() throws Exception {
+        StorageConfig config = smallConfig().withSegmentBytes(1 << 20).withWriteBehind(1 << 20, 1 << 20, 64 << 20);
+        try (Storage storage = Storage.open(dir, config)) {
+            ReplicaLog log = storage.replica(1);
+            long before = storage.segmentWrites();
+            int bytes = 0;
+            while (bytes < 60_000) { // chunks of 4, 8, 16 and 32 KiB: no more than five
+                bytes += RecordDescriptor.frameLength(
+                        payload(1, log.nextOffset()).remaining());
+                appendDurably(log, 1, 1);
+            }
+            storage.awaitSegmentWrites();
+            assertThat(storage.segmentWrites() - before).isBetween(1L, 5L);
+            List<LogRecord> records = readAll(log);
+            assertPayloads(log, records);
+            assertThat(Files.size(log.segmentFiles().getFirst())).isEqualTo(bytes);
+        }
+    }
+
+    @Test
+    void shouldKeepWhatAReadFromMemoryReturnedWhenTheMemoryIsReused() throws Exception {
+        try (Storage storage = Storage.open(dir, smallConfig().withSegmentBytes(1 << 20))) {
+            ReplicaLog log = storage.replica(1);
+            appendDurably(log, 1, 100);
+            List<LogRecord> fromMemory = readAll(log); // not yet written: the segment writer holds them
+            for (int round = 0; round < 20; round++) { // chunks written, given back and filled again
+                appendDurably(log, 1, 200);
+                storage.awaitSegmentWrites();
+                appendDurably(storage.replica(2), 1, 200);
+            }
+            assertThat(fromMemory).hasSize(100);
+            assertPayloads(log, fromMemory);
+            assertPayloads(log, readAll(log));
+        }
+    }
 }

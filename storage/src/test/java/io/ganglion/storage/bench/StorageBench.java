@@ -11,6 +11,8 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -20,7 +22,10 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -79,7 +84,8 @@ public final class StorageBench {
             double cpuMicrosPerAppend,
             double gcShare,
             double rawAppendsPerSecond,
-            double rawFsyncsPerSecond) {}
+            double rawFsyncsPerSecond,
+            Map<String, Double> cpuMicrosByThread) {}
 
     public static void main(String[] args) throws Exception {
         Options options = parse(args);
@@ -132,6 +138,10 @@ public final class StorageBench {
                             cell.rawAppendsPerSecond(),
                             cell.rawFsyncsPerSecond(),
                             100 * cell.appendsPerSecond() / cell.rawAppendsPerSecond());
+                    StringBuilder split = new StringBuilder("        cpu-us by thread:");
+                    cell.cpuMicrosByThread()
+                            .forEach((kind, micros) -> split.append(String.format(" %s %.2f", kind, micros)));
+                    out.println(split);
                 }
             }
         }
@@ -152,6 +162,7 @@ public final class StorageBench {
         double rawFsyncsPerSecond;
         double cpuMicrosPerAppend;
         double gcShare;
+        Map<String, Double> cpuMicrosByThread = new LinkedHashMap<>();
         try (Storage storage = Storage.open(cellDir, config)) {
             int producers = Math.min(objects, options.producers());
             List<List<ReplicaLog>> owned = new ArrayList<>();
@@ -184,6 +195,7 @@ public final class StorageBench {
             long segmentWrites = 0;
             long cpuNanos = 0;
             long gcMillis = 0;
+            Map<String, Long> threadNanos = new LinkedHashMap<>();
             long journalBytes = 0;
             double rawAppends = 0;
             double rawForces = 0;
@@ -196,12 +208,14 @@ public final class StorageBench {
                 long bytes0 = storage.journalBytes();
                 long cpu0 = processCpuNanos();
                 long gc0 = gcMillis();
+                Map<Long, Long> threads0 = threadCpuNanos();
                 long start = System.nanoTime();
                 run.measuring = true;
                 TimeUnit.SECONDS.sleep(options.seconds());
                 run.measuring = false;
                 cpuNanos += processCpuNanos() - cpu0;
                 gcMillis += gcMillis() - gc0;
+                addThreadNanos(threadNanos, threads0, threadCpuNanos());
                 storeSeconds += (System.nanoTime() - start) / 1e9;
                 long roundForces = storage.journalForces() - forces0;
                 long roundBytes = storage.journalBytes() - bytes0;
@@ -228,6 +242,14 @@ public final class StorageBench {
             checkpointFsyncsPerSecond = checkpointForces / storeSeconds;
             segmentWritesPerSecond = segmentWrites / storeSeconds;
             cpuMicrosPerAppend = entries == 0 ? 0 : cpuNanos / 1e3 / entries;
+            long threadTotal = 0;
+            for (long nanos : threadNanos.values()) {
+                threadTotal += nanos;
+            }
+            threadNanos.put("other(gc,jit,vm)", Math.max(0, cpuNanos - threadTotal));
+            for (Map.Entry<String, Long> kind : threadNanos.entrySet()) {
+                cpuMicrosByThread.put(kind.getKey(), entries == 0 ? 0 : kind.getValue() / 1e3 / entries);
+            }
             gcShare = gcMillis / 1e3 / storeSeconds;
             batch = batches == 0 ? 0 : (double) entries / batches;
             rawAppendsPerSecond = rawAppends / rawSeconds;
@@ -252,13 +274,57 @@ public final class StorageBench {
                 cpuMicrosPerAppend,
                 gcShare,
                 rawAppendsPerSecond,
-                rawFsyncsPerSecond);
+                rawFsyncsPerSecond,
+                cpuMicrosByThread);
     }
 
     /** CPU time of this whole process (every thread, GC included). */
     private static long processCpuNanos() {
         return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                 .getProcessCpuTime();
+    }
+
+    /** CPU time of every live thread, by thread id. */
+    private static Map<Long, Long> threadCpuNanos() {
+        ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+        Map<Long, Long> nanos = new HashMap<>();
+        for (long id : bean.getAllThreadIds()) {
+            long cpu = bean.getThreadCpuTime(id);
+            if (cpu >= 0) {
+                nanos.put(id, cpu);
+            }
+        }
+        return nanos;
+    }
+
+    /**
+     * Adds each thread's CPU time between two snapshots to its kind: the producers (the shards), the store's journal
+     * writer, segment writer, completer and background thread (checkpoints, zero-filling the next journal file).
+     */
+    private static void addThreadNanos(Map<String, Long> byKind, Map<Long, Long> before, Map<Long, Long> after) {
+        ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+        for (String kind : List.of("producers", "journal", "segments", "completer", "background")) {
+            byKind.putIfAbsent(kind, 0L);
+        }
+        for (Map.Entry<Long, Long> thread : after.entrySet()) {
+            ThreadInfo info = bean.getThreadInfo(thread.getKey());
+            if (info == null) {
+                continue;
+            }
+            String name = info.getThreadName();
+            String kind = name.startsWith("producer-")
+                    ? "producers"
+                    : name.startsWith("ganglion-journal-")
+                            ? "journal"
+                            : name.startsWith("ganglion-segments-")
+                                    ? "segments"
+                                    : name.startsWith("ganglion-durable-")
+                                            ? "completer"
+                                            : name.startsWith("ganglion-storage-") ? "background" : null;
+            if (kind != null) {
+                byKind.merge(kind, thread.getValue() - before.getOrDefault(thread.getKey(), 0L), Long::sum);
+            }
+        }
     }
 
     private static long gcMillis() {
