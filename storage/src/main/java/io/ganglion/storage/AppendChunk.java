@@ -122,7 +122,14 @@ final class AppendChunk {
             int index = Integer.numberOfTrailingZeros(bytes / MIN_BYTES);
             ByteBuffer buffer = free[index].poll();
             if (buffer == null) {
-                buffer = ByteBuffer.allocateDirect(bytes);
+                try {
+                    buffer = ByteBuffer.allocateDirect(bytes);
+                } catch (OutOfMemoryError directMemoryFull) {
+                    // -XX:MaxDirectMemorySize reached (write-behind memory of many replicas): a heap chunk, not pooled,
+                    // rather than an append lost to an error
+                    return new AppendChunk(
+                            ByteBuffer.allocate(bytes), false, segment, fileBase, firstOffset, streamBase, sequence);
+                }
             } else {
                 pooledBytes.addAndGet(-bytes);
             }
