@@ -168,6 +168,15 @@ final class BrokerChild implements AutoCloseable {
         process.waitFor();
     }
 
+    /** {@link #kill()} for callers that cannot throw (an asynchronous kill beside a running workload). */
+    void killQuietly() {
+        try {
+            kill();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     long pid() {
         return process.pid();
     }

@@ -288,10 +288,14 @@ final class Ctl {
             return q.path("active").asBoolean() ? "active" : "inactive";
         }
 
-        /** Held followers with when their hold ends: {@code ganglion-2(until 2026-11-29T18:00:00Z)}, or -. */
+        /**
+         * Held followers, since when (their last heartbeat) and until when (the hold's end): {@code
+         * ganglion-2(since 2026-11-29T17:55:00Z until 2026-11-29T18:00:00Z)}, or -.
+         */
         static String held(JsonNode held) {
             List<String> rows = new ArrayList<>();
-            held.forEach(h -> rows.add(h.path("node").asText() + "(until "
+            held.forEach(h -> rows.add(h.path("node").asText() + "(since "
+                    + java.time.Instant.ofEpochMilli(h.path("since_ms").asLong()) + " until "
                     + java.time.Instant.ofEpochMilli(h.path("until_ms").asLong()) + ")"));
             return rows.isEmpty() ? "-" : String.join(",", rows);
         }
