@@ -72,6 +72,21 @@ final class AppendFutures {
                 waiters.addAll(sorted);
             }
             waiting = true;
+            // Look again after announcing the waiter: the completer raises durableThrough, then reads waiting; this
+            // thread sets waiting, then reads durableThrough (all volatile). One of the two sees the other's write,
+            // so a report racing with this call either finds the waiter or is seen here. (Checking only before
+            // setting waiting lost a report that came in between: a future that never completed.) A waiter
+            // completed here stays queued; completing it again later does nothing.
+            CompletableFuture<Long> now = outcome(offset);
+            if (now != null) {
+                now.whenComplete((value, failed) -> {
+                    if (failed == null) {
+                        future.complete(value);
+                    } else {
+                        future.completeExceptionally(failed);
+                    }
+                });
+            }
             return future;
         }
     }
