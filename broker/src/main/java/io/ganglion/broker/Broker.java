@@ -98,6 +98,8 @@ public final class Broker implements AutoCloseable {
                 RemoteQueues remote = backend.remote().orElseThrow();
                 AtomicReference<PeerLink> link = new AtomicReference<>();
                 MetadataLog log = metadata;
+                java.util.concurrent.atomic.AtomicReference<ClusterNode> clusterRef =
+                        new java.util.concurrent.atomic.AtomicReference<>();
                 router = new ReplicationRouter(
                         new NodeId(config.nodeId()),
                         (to, message) -> {
@@ -105,7 +107,15 @@ public final class Broker implements AutoCloseable {
                             return current != null && current.send(to, message);
                         },
                         backend::hostFactory,
-                        command -> log.propose(new MetadataCommand.Coordination(command)));
+                        command -> {
+                            // the controller counts a reply before it commits; without one yet, just propose it
+                            ClusterNode node = clusterRef.get();
+                            if (node != null) {
+                                node.controller().recoveryReply(command);
+                            } else {
+                                log.propose(new MetadataCommand.Coordination(command));
+                            }
+                        });
                 backend.attachReplication(
                         router,
                         new ReplicationContext(
@@ -131,6 +141,7 @@ public final class Broker implements AutoCloseable {
                         remote::onDisconnected,
                         replication::requestRecovery);
                 link.set(cluster.link());
+                clusterRef.set(cluster);
                 remote.attach(cluster.link());
                 awaitBootstrap(metadata, config);
                 dropTransientHomedHere(metadata, config.nodeId());

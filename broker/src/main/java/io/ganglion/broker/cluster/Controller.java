@@ -60,7 +60,17 @@ public final class Controller implements AutoCloseable {
     private LiveSet observed = LiveSet.empty();
     private RecoveryBackoff backoff = RecoveryBackoff.none();
     private SortedMap<ObjectId, List<NodeId>> held = new TreeMap<>();
-    private CompletableFuture<Void> inFlight = CompletableFuture.completedFuture(null);
+    /**
+     * Commands this controller proposed that have not completed yet, in order. Each tick works on the committed image
+     * with these applied (the {@link #speculative} image), so it goes on to the next recovery step as soon as the
+     * step before is proposed instead of after it commits, and never proposes the same command twice. Safety does
+     * not rest on it: the state machine validates every command when it is applied (a seal count below R, a point that
+     * is not the highest sealed end, an activation without installs are rejected there), and a rejected command
+     * simply drops out of the image the next tick sees. Requests it sends early (installs to a point not yet
+     * committed) are harmless: the point is the highest end over R seals, so nothing confirmed lies above it.
+     */
+    private final List<CoordinationCommand> unconfirmed = new java.util.ArrayList<>();
+
     private ScheduledFuture<?> nextTick;
     private volatile Snapshot snapshot = new Snapshot(false, new TreeMap<>(), 0);
 
@@ -187,6 +197,7 @@ public final class Controller implements AutoCloseable {
                 nextTick.cancel(false);
             }
             held = new TreeMap<>();
+            unconfirmed.clear();
             LOG.info("event=controller_stopped node={}", self);
         }
         snapshot = new Snapshot(active, held, ticks);
@@ -206,7 +217,7 @@ public final class Controller implements AutoCloseable {
         }
         try {
             long now = clock.millis();
-            CoordinationImage image = log.image().coordination();
+            CoordinationImage image = speculative(log.image().coordination());
             LiveSet expired = observed.expire(now, setting(RuntimeSettings.EXPIRY_MS), leaderSinceMs);
             if (expired != observed) {
                 expired.changesSince(observed)
@@ -224,11 +235,13 @@ public final class Controller implements AutoCloseable {
             }
             held = result.held();
             ticks++;
-            if (inFlight.isDone() && !result.commands().isEmpty()) {
+            List<CoordinationCommand> fresh = new java.util.ArrayList<>(result.commands());
+            fresh.removeAll(unconfirmed); // proposed already, not committed yet
+            if (!fresh.isEmpty()) {
                 result.commands().stream()
                         .filter(command -> command instanceof CoordinationCommand.CommitLiveSet)
                         .forEach(command -> LOG.info("event=live_set_proposed command={}", command));
-                inFlight = proposeInOrder(result.commands()).whenComplete((ignored, failure) -> kick());
+                proposeInOrder(fresh).whenComplete((ignored, failure) -> kick());
             } else if (!result.commands().isEmpty()) {
                 LOG.debug(
                         "event=controller_waiting_for_proposals commands={}",
@@ -254,6 +267,34 @@ public final class Controller implements AutoCloseable {
      * at the cost of one round. A command the state machine rejects changes nothing; the ones after it apply as they
      * would have after a sequential wait.
      */
+    /** {@code committed} with the commands still in flight applied, in order; rejections change nothing. */
+    private CoordinationImage speculative(CoordinationImage committed) {
+        CoordinationImage image = committed;
+        for (CoordinationCommand command : unconfirmed) {
+            image = image.apply(command).image();
+        }
+        return image;
+    }
+
+    /**
+     * A broker's answer to a recovery request, as the history record it stands for (a seal received, a member
+     * installed). Any thread. On the controller it is proposed at once and the next tick, run at once, counts it
+     * before it commits (see {@link #unconfirmed}); on another broker it is only proposed.
+     */
+    public void recoveryReply(CoordinationCommand command) {
+        thread.execute(() -> {
+            if (!active) {
+                log.propose(new MetadataCommand.Coordination(command));
+                return;
+            }
+            proposePipelined(List.of(command));
+            if (nextTick != null) {
+                nextTick.cancel(false);
+            }
+            tick();
+        });
+    }
+
     private CompletableFuture<Void> proposeInOrder(List<CoordinationCommand> commands) {
         // The recoveries of restarted owners come before the live set change that reveals the restart and must commit
         // first (see ControllerTick): they go ahead, and the rest waits for them.
@@ -274,25 +315,34 @@ public final class Controller implements AutoCloseable {
     private CompletableFuture<Void> proposePipelined(List<CoordinationCommand> commands) {
         List<CompletableFuture<Void>> all = new java.util.ArrayList<>();
         for (CoordinationCommand command : commands) {
-            all.add(log.propose(new MetadataCommand.Coordination(command)).handle((applied, failure) -> {
-                if (failure != null) {
-                    LOG.warn("event=controller_propose_failed command={} reason={}", command, failure.toString());
-                } else if (!applied.accepted()) {
-                    LOG.debug("event=controller_command_rejected command={} reason={}", command, applied.rejection());
-                } else if (command instanceof CoordinationCommand.AppendHistory history) {
-                    LOG.info("event=history_committed object={} record={}", history.id(), history.record());
-                } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
-                    live.changes()
-                            .forEach(state -> LOG.info(
-                                    "event=live_set_committed node={} live={} incarnation={} draining={} reason={}",
-                                    state.node(),
-                                    state.live(),
-                                    state.incarnation(),
-                                    state.draining(),
-                                    state.reason().map(Object::toString).orElse("-")));
-                }
-                return null;
-            }));
+            unconfirmed.add(command);
+            all.add(log.propose(new MetadataCommand.Coordination(command))
+                    .whenComplete((applied, failure) -> thread.execute(() -> unconfirmed.remove(command)))
+                    .handle((applied, failure) -> {
+                        if (failure != null) {
+                            LOG.warn(
+                                    "event=controller_propose_failed command={} reason={}",
+                                    command,
+                                    failure.toString());
+                        } else if (!applied.accepted()) {
+                            LOG.debug(
+                                    "event=controller_command_rejected command={} reason={}",
+                                    command,
+                                    applied.rejection());
+                        } else if (command instanceof CoordinationCommand.AppendHistory history) {
+                            LOG.info("event=history_committed object={} record={}", history.id(), history.record());
+                        } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
+                            live.changes()
+                                    .forEach(state -> LOG.info(
+                                            "event=live_set_committed node={} live={} incarnation={} draining={} reason={}",
+                                            state.node(),
+                                            state.live(),
+                                            state.incarnation(),
+                                            state.draining(),
+                                            state.reason().map(Object::toString).orElse("-")));
+                        }
+                        return null;
+                    }));
         }
         return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
     }
