@@ -121,6 +121,7 @@ final class BrokerChild implements AutoCloseable {
         CompletableFuture<Void> listening = new CompletableFuture<>();
         this.listening = listening;
         Path log = dataDir.resolve("broker.out");
+        java.util.ArrayDeque<String> last = new java.util.ArrayDeque<>();
         Thread copier = new Thread(
                 () -> {
                     try (BufferedReader in = new BufferedReader(
@@ -132,6 +133,10 @@ final class BrokerChild implements AutoCloseable {
                                     StandardOpenOption.APPEND)) {
                         String line;
                         while ((line = in.readLine()) != null) {
+                            last.addLast(line);
+                            if (last.size() > 15) {
+                                last.removeFirst();
+                            }
                             out.write(line);
                             out.newLine();
                             out.flush();
@@ -142,7 +147,8 @@ final class BrokerChild implements AutoCloseable {
                     } catch (IOException e) {
                         listening.completeExceptionally(e);
                     }
-                    listening.completeExceptionally(new IOException("broker exited, see " + log));
+                    listening.completeExceptionally(new IOException(
+                            "broker exited, see " + log + "; its last lines:\n" + String.join("\n", last)));
                 },
                 "broker-child-output");
         copier.setDaemon(true);

@@ -39,15 +39,37 @@ class ReplicatedQueueIT {
             new AtomicReference<>(CompletableFuture.completedFuture(null));
 
     private void startCluster(int size, String... settings) throws Exception {
-        brokers = BrokerChild.cluster(dir, size, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
-        for (BrokerChild broker : brokers) {
-            for (int i = 0; i < settings.length; i += 2) {
-                broker.with(settings[i], settings[i + 1]);
+        // ports are picked free, then bound by the brokers: another process may take one in between, and that broker
+        // then exits at start; such a start is tried again on new ports (twice at most)
+        for (int attempt = 1; ; attempt++) {
+            brokers = BrokerChild.cluster(
+                    dir.resolve("attempt-" + attempt),
+                    size,
+                    0,
+                    0,
+                    0,
+                    0,
+                    List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
+            try {
+                for (BrokerChild broker : brokers) {
+                    for (int i = 0; i < settings.length; i += 2) {
+                        broker.with(settings[i], settings[i + 1]);
+                    }
+                    broker.launch();
+                }
+                for (BrokerChild broker : brokers) {
+                    broker.awaitListening();
+                }
+                break;
+            } catch (java.io.IOException e) {
+                for (BrokerChild broker : brokers) {
+                    broker.close();
+                }
+                if (attempt == 3) {
+                    throw e;
+                }
+                System.out.println("cluster start failed (" + e.getMessage() + "), trying again on other ports");
             }
-            broker.launch();
-        }
-        for (BrokerChild broker : brokers) {
-            broker.awaitListening();
         }
         for (BrokerChild broker : brokers) {
             awaitLive(broker, size);
