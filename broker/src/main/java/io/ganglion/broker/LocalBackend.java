@@ -320,7 +320,8 @@ final class LocalBackend implements BrokerBackend {
 
     private static final long STATUS_WAIT_MS = 1_000;
 
-    private static Throwable unwrap(Throwable failure) {
+    /** The failure a future completed with, out of the {@code CompletionException} a dependent stage wraps it in. */
+    static Throwable unwrap(Throwable failure) {
         return failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
                 ? failure.getCause()
                 : failure;
@@ -864,10 +865,7 @@ final class LocalBackend implements BrokerBackend {
             return first;
         }
         return first.handle((value, failure) -> {
-                    Throwable cause =
-                            failure instanceof java.util.concurrent.CompletionException c && c.getCause() != null
-                                    ? c.getCause()
-                                    : failure;
+                    Throwable cause = unwrap(failure);
                     if (cause instanceof BrokerFailure broker && broker.replyCode() == ReplyCode.NOT_FOUND) {
                         return metadata.sync().thenCompose(image -> operation.get());
                     }

@@ -253,14 +253,20 @@ final class RemoteQueues {
         Forwarded forwarded = new Forwarded(self, vhost, queue, queueId, bytes(message), true);
         forwarded.waiting = true;
         publishes.put(sequence, forwarded);
-        return forwarded
-                .future
-                .orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS)
-                .whenComplete((ignored, failure) -> {
-                    if (failure != null) {
-                        publishes.remove(sequence);
-                    }
-                });
+        return outcome(sequence, forwarded.future);
+    }
+
+    /**
+     * The outcome of the forwarded publish {@code sequence}: a home that never answers (stuck, or a message lost with a
+     * link that broke and came back) must not leave the publisher waiting for ever: after the timeout the publish is
+     * nacked (its outcome is unknown) and forgotten.
+     */
+    private CompletableFuture<Void> outcome(long sequence, CompletableFuture<Void> done) {
+        return done.orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete((ignored, failure) -> {
+            if (failure != null) {
+                publishes.remove(sequence);
+            }
+        });
     }
 
     CompletableFuture<Void> publish(
@@ -278,13 +284,7 @@ final class RemoteQueues {
                 return done;
             }
         }
-        // a home that never answers (stuck, or a message lost with a link that broke and came back) must not leave
-        // the publisher waiting for ever: after the timeout the publish is nacked (its outcome is unknown)
-        return done.orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete((ignored, failure) -> {
-            if (failure != null) {
-                publishes.remove(sequence);
-            }
-        });
+        return outcome(sequence, done);
     }
 
     CompletableFuture<QueueHandle> consume(
@@ -645,9 +645,7 @@ final class RemoteQueues {
     }
 
     private static int replyCode(Throwable failure) {
-        Throwable cause = failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
-                ? failure.getCause()
-                : failure;
+        Throwable cause = LocalBackend.unwrap(failure);
         return cause instanceof AmqpException a ? a.replyCode().code() : ReplyCode.INTERNAL_ERROR.code();
     }
 

@@ -174,20 +174,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public void failed(Throwable cause) {
         LOG.error("event=replicated_queue_failed queue={}", def.name(), cause);
-        drop("its storage failed");
+        drop("its storage failed", false);
     }
 
     /** The replica no longer owns (a new assignment made it a follower, or it was unassigned). On the shard. */
     void ownershipLost() {
         if (machine != null) {
             LOG.info("event=replicated_queue_inactive queue={} epoch={}", def.name(), activeEpoch);
-            drop("its owner moved");
+            drop("its owner moved", true);
         }
-    }
-
-    /** Whether a failure of {@link #drop} leaves the publish to the next owner (true) or ends it (deleted, failed). */
-    private static boolean movedOn(String why) {
-        return why.equals("its owner moved");
     }
 
     /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
@@ -212,7 +207,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
-    private void drop(String why) {
+    /**
+     * Ends the queue here: consumers cancelled, waiting publishes failed; with {@code movedOn} they fail with {@link
+     * QueueMoved} (the next owner decides them), otherwise for good (deleted, storage failed).
+     */
+    private void drop(String why, boolean movedOn) {
         lowWaterCandidate = -1;
         lowWaterNeedsCommit = Long.MAX_VALUE;
         machine = null;
@@ -225,7 +224,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         String explanation = "queue '" + def.name() + "': " + why;
         pending.values()
                 .forEach(done -> done.completeExceptionally(
-                        movedOn(why)
+                        movedOn
                                 ? new QueueMoved(explanation)
                                 : new BrokerFailure(ReplyCode.INTERNAL_ERROR, explanation)));
         pending.clear();
@@ -412,7 +411,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The queue was deleted: consumers told, publishes failed. On the shard. */
     void close() {
         if (!closed) {
-            drop("it was deleted");
+            drop("it was deleted", false);
             closed = true;
         }
     }

@@ -108,12 +108,7 @@ public final class Controller implements AutoCloseable {
             try {
                 thread.execute(() -> {
                     kickQueued.set(false);
-                    if (active) {
-                        if (nextTick != null) {
-                            nextTick.cancel(false);
-                        }
-                        tick();
-                    }
+                    tickNow();
                 });
             } catch (java.util.concurrent.RejectedExecutionException e) {
                 kickQueued.set(false); // closed
@@ -288,11 +283,18 @@ public final class Controller implements AutoCloseable {
                 return;
             }
             proposePipelined(List.of(command));
+            tickNow();
+        });
+    }
+
+    /** The next tick now instead of at its time. On the controller thread. */
+    private void tickNow() {
+        if (active) {
             if (nextTick != null) {
                 nextTick.cancel(false);
             }
             tick();
-        });
+        }
     }
 
     private CompletableFuture<Void> proposeInOrder(List<CoordinationCommand> commands) {
