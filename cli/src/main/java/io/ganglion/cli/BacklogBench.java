@@ -46,11 +46,16 @@ final class BacklogBench implements java.util.concurrent.Callable<Integer> {
             return run(data);
         } finally {
             if (dir == null) {
-                try (var paths = Files.walk(data)) {
-                    paths.sorted(java.util.Comparator.reverseOrder())
-                            .forEach(path -> path.toFile().delete());
-                }
+                deleteTree(data);
             }
+        }
+    }
+
+    /** Deletes a temporary folder the bench made, with what it holds; what cannot be deleted stays. */
+    static void deleteTree(Path root) throws java.io.IOException {
+        try (var paths = Files.walk(root)) {
+            paths.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(path -> path.toFile().delete());
         }
     }
 

@@ -132,7 +132,7 @@ final class PerfTestBench implements Callable<Integer> {
                             r.sentPerSecond(), millis(r.confirmMicros()[1]), millis(r.confirmMicros()[4]));
                 }
             } finally {
-                deleteQuietly(root);
+                BacklogBench.deleteTree(root);
             }
         }
         print(results);
@@ -266,15 +266,6 @@ final class PerfTestBench implements Callable<Integer> {
                             (double) g.confirmMicros()[4] / Math.max(1, r.confirmMicros()[4]));
                 }
             }
-        }
-    }
-
-    private static void deleteQuietly(Path root) {
-        try (var paths = Files.walk(root)) {
-            paths.sorted(java.util.Comparator.reverseOrder())
-                    .forEach(path -> path.toFile().delete());
-        } catch (IOException e) {
-            // a temporary folder: left behind
         }
     }
 }
