@@ -178,9 +178,8 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             case AppendOutcome.Appended appended -> {
                 // confirmed by the log's durability listener, not by a future per message
                 pending.add(new Pending(appended.offset(), done));
-                if (shard.recentBytes + payload.remaining() <= Shard.RECENT_BUDGET_BYTES) {
+                if (shard.reserveRecent(payload.remaining())) {
                     recent.put(appended.offset(), payload);
-                    shard.recentBytes += payload.remaining();
                 }
                 return true;
             }
@@ -281,7 +280,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             Pending failed = pending.poll();
             ByteBuffer cached = recent.remove(failed.offset());
             if (cached != null) {
-                shard.recentBytes -= cached.remaining();
+                shard.releaseRecent(cached.remaining());
             }
             failed.done()
                     .completeExceptionally(new BrokerFailure(
@@ -372,7 +371,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             entry.getValue().sink().cancelled(entry.getValue().tag());
         }
         consumers.clear();
-        recent.values().forEach(payload -> shard.recentBytes -= payload.remaining());
+        recent.values().forEach(payload -> shard.releaseRecent(payload.remaining()));
         recent.clear();
         while (!blocked.isEmpty()) {
             blocked.poll().done().completeExceptionally(deleted());
@@ -423,7 +422,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         settles.addLong(offset);
         ByteBuffer cached = recent.remove(offset);
         if (cached != null) {
-            shard.recentBytes -= cached.remaining();
+            shard.releaseRecent(cached.remaining());
         }
     }
 
@@ -476,7 +475,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         try {
             ByteBuffer payload = recent.remove(offset);
             if (payload != null) {
-                shard.recentBytes -= payload.remaining();
+                shard.releaseRecent(payload.remaining());
             } else {
                 payload = log.read(offset, 1).get(0).payload();
             }

@@ -99,6 +99,12 @@ public final class ReplicaHost {
      * the answer ended (feeding resumes on progress, an install asks its source again).
      */
     static final long READ_LIMIT_BYTES = 4L << 20;
+    /** Records and bytes of the newest records one host keeps in heap (see {@link RecentRecords}). */
+    private static final int RECENT_RECORDS = 1 << 16;
+
+    private static final long RECENT_BYTES = 16L << 20;
+    /** Bytes a stored record's frame takes beyond its {@link Record#size()}, about. */
+    private static final long RECORD_FRAME_SLACK = 64;
 
     private static final ByteBuffer NO_SNAPSHOT_DATA = ByteBuffer.allocate(0).asReadOnlyBuffer();
 
@@ -133,6 +139,7 @@ public final class ReplicaHost {
     // shard thread only
     private ReplicaLog log;
     private Replica replica;
+    private final RecentRecords recent;
     private final ArrayDeque<ReplicaEvent> pending = new ArrayDeque<>();
     private final LinkedHashSet<PublishId> outstanding = new LinkedHashSet<>();
     private boolean handling;
@@ -164,6 +171,7 @@ public final class ReplicaHost {
         this.sender = Objects.requireNonNull(sender, "sender");
         this.replies = Objects.requireNonNull(replies, "replies");
         this.listener = Objects.requireNonNull(listener, "listener");
+        this.recent = new RecentRecords(shard, RECENT_RECORDS, RECENT_BYTES);
     }
 
     public ObjectId object() {
@@ -253,6 +261,7 @@ public final class ReplicaHost {
         onShard(() -> {
             if (!closed) {
                 closed = true;
+                recent.clear();
                 if (log != null) {
                     log.durabilityListener(null);
                 }
@@ -332,26 +341,10 @@ public final class ReplicaHost {
      * @throws IOException if the log cannot be read or a record is damaged
      */
     public List<Record> readRecords(long from, long to) throws IOException {
-        List<Record> records = new ArrayList<>();
         if (log == null) {
-            return records;
+            return new ArrayList<>();
         }
-        long next = Math.max(from, log.startOffset());
-        while (next <= to && next <= log.lastOffset()) {
-            // a budget of one byte reads exactly one record: a delivery must not copy a megabyte of the log behind it
-            List<LogRecord> stored = log.read(next, to - next < SMALL_READ_RECORDS ? 1 : READ_BYTES);
-            if (stored.isEmpty()) {
-                break;
-            }
-            for (LogRecord record : stored) {
-                if (record.offset() > to) {
-                    return records;
-                }
-                records.add(ReplicatedRecords.decode(record));
-                next = record.offset() + 1;
-            }
-        }
-        return records;
+        return collect(Math.max(from, log.startOffset()), to, Long.MAX_VALUE);
     }
 
     /** What the replica looks like now, read on the shard. Any thread. */
@@ -528,12 +521,17 @@ public final class ReplicaHost {
         try {
             switch (effect) {
                 case ReplicaEffect.Append append -> append(append.records());
-                case ReplicaEffect.Truncate truncate -> log.truncateAfter(truncate.from() - 1);
+                case ReplicaEffect.Truncate truncate -> {
+                    log.truncateAfter(truncate.from() - 1);
+                    recent.truncateFrom(truncate.from());
+                }
                 case ReplicaEffect.Flush flush -> pending.addLast(new ReplicaEvent.AppendDurable(log.durableOffset()));
                 case ReplicaEffect.PersistSeal seal -> persistSeal(seal.epoch());
                 case ReplicaEffect.Discard discard -> discard(discard.below());
-                case ReplicaEffect.Reseed reseed ->
+                case ReplicaEffect.Reseed reseed -> {
+                    recent.clear();
                     log.installSnapshot(reseed.start() - 1, storageHistory(reseed.history()), NO_SNAPSHOT_DATA);
+                }
                 case ReplicaEffect.ReadLog read ->
                     pending.addLast(
                             new ReplicaEvent.LogRead(read.purpose(), read.peer(), read(read.from(), read.to())));
@@ -581,7 +579,7 @@ public final class ReplicaHost {
                             now,
                             ReplicatedRecords.payload(record));
             switch (outcome) {
-                case AppendOutcome.Appended appended -> {}
+                case AppendOutcome.Appended appended -> recent.appended(record);
                 case AppendOutcome.Rejected rejected
                 when rejected.reason() == AppendOutcome.Reason.BACKLOG ->
                     throw new Backlogged(List.copyOf(records.subList(i, records.size())));
@@ -620,24 +618,61 @@ public final class ReplicaHost {
      * #READ_LIMIT_BYTES}: the replica copes with both.
      */
     private List<Record> read(long from, long to) throws IOException {
-        List<Record> records = new ArrayList<>();
         if (from < log.startOffset()) {
-            return records;
+            return new ArrayList<>();
         }
+        return collect(from, to, READ_LIMIT_BYTES);
+    }
+
+    /**
+     * The bytes to ask storage for when {@code count} records are wanted: about what they take (storage reads and
+     * checks every record its budget covers, so a megabyte read for a few records is mostly waste), one byte (exactly
+     * one record) for short ranges, {@link #READ_BYTES} at most.
+     */
+    private int readBudget(long count) {
+        if (count < SMALL_READ_RECORDS) {
+            return 1;
+        }
+        return (int) Math.min(READ_BYTES, count * (recent.averageBytes() + RECORD_FRAME_SLACK));
+    }
+
+    /**
+     * Records {@code from..to} of the log, decoded, stopping before the record that would take their sizes past
+     * {@code limitBytes} (at least one record). The newest come from {@link #recent}; older ones from storage, record
+     * by record for short ranges (a delivery must not copy a megabyte of the log behind it). Fewer when the log holds
+     * fewer. On the shard; {@code from} is at or above the log's start.
+     */
+    private List<Record> collect(long from, long to, long limitBytes) throws IOException {
+        List<Record> records = new ArrayList<>();
+        long last = Math.min(to, log.lastOffset());
         long next = from;
         long bytes = 0;
-        while (next <= to) {
-            List<LogRecord> batch = log.read(next, READ_BYTES);
-            if (batch.isEmpty()) {
-                break;
-            }
-            for (LogRecord stored : batch) {
-                bytes += stored.payload().remaining();
-                if (stored.offset() > to || (bytes > READ_LIMIT_BYTES && !records.isEmpty())) {
+        while (next <= last) {
+            Record held = recent.get(next);
+            if (held != null) {
+                bytes += held.size();
+                if (bytes > limitBytes && !records.isEmpty()) {
                     return records;
                 }
-                records.add(ReplicatedRecords.decode(stored));
-                next = stored.offset() + 1;
+                records.add(held);
+                next++;
+                continue;
+            }
+            List<LogRecord> stored = log.read(next, readBudget(last - next + 1));
+            if (stored.isEmpty()) {
+                break;
+            }
+            for (LogRecord one : stored) {
+                if (one.offset() > last) {
+                    return records;
+                }
+                Record record = ReplicatedRecords.decode(one);
+                bytes += record.size();
+                if (bytes > limitBytes && !records.isEmpty()) {
+                    return records;
+                }
+                records.add(record);
+                next = one.offset() + 1;
             }
         }
         return records;
@@ -664,6 +699,7 @@ public final class ReplicaHost {
         }
         failure = cause;
         pending.clear();
+        recent.clear();
         LOG.error("event=replica_storage_failed object={} node={} cause={}", object, context.self(), cause.toString());
         refuseOutstanding(failureReason());
         listener.failed(cause);
