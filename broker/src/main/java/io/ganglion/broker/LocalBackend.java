@@ -83,7 +83,8 @@ final class LocalBackend implements BrokerBackend {
             "x-overflow",
             "x-quorum-initial-group-size",
             "x-copies",
-            "x-durability");
+            "x-durability",
+            "x-queue-leader-locator");
 
     private final ServerInfo info;
     private final MetadataLog metadata;
@@ -503,7 +504,7 @@ final class LocalBackend implements BrokerBackend {
                         "",
                         autoDelete,
                         compared,
-                        "",
+                        firstOwner(args, name, vhost),
                         copies(args, name, vhost),
                         durability(args, type, name, vhost))
                 : new QueueDef(
@@ -533,6 +534,24 @@ final class LocalBackend implements BrokerBackend {
                             + " is not a number of copies between 1 and the cluster's " + clusterSize + " brokers");
         }
         return copies;
+    }
+
+    /**
+     * The broker placement prefers as a new replicated queue's first owner, by x-queue-leader-locator as RabbitMQ
+     * names it: {@code client-local} (the default) is this broker, the one the client declared through, so its
+     * publishes and deliveries need no hop to another broker; {@code balanced} is none (the least loaded broker).
+     */
+    private String firstOwner(Map<String, Object> args, String name, String vhost) {
+        Object given = args.getOrDefault("x-queue-leader-locator", "client-local");
+        return switch (String.valueOf(given)) {
+            case "client-local" -> self;
+            case "balanced" -> "";
+            default ->
+                throw failure(
+                        ReplyCode.PRECONDITION_FAILED,
+                        "invalid arg 'x-queue-leader-locator' for queue '" + name + "' in vhost '" + vhost + "': '"
+                                + given + "', expected client-local or balanced");
+        };
     }
 
     /** Durability of a replicated queue: x-durability, or majority_durable. */

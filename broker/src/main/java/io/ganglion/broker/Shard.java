@@ -1,9 +1,13 @@
 package io.ganglion.broker;
 
-import java.util.concurrent.ExecutorService;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,15 +35,22 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
         return t;
     });
 
+    /** Tasks a shard runs back to back at most before it runs its idle hooks anyway (see {@link #whenIdle}). */
+    static final int TASKS_PER_IDLE = 64;
+
     private final int index;
-    private final ExecutorService executor;
+    private final ThreadPoolExecutor executor;
+    /** Shard thread only: hooks to run once the task queue is empty (or {@link #TASKS_PER_IDLE} tasks ran). */
+    private final ArrayList<Runnable> idleHooks = new ArrayList<>();
+
+    private int tasksSinceIdle;
     private volatile Thread thread;
     /** Shard thread only: payload bytes held by this shard's queues in their recent-message caches. */
     private long recentBytes;
 
     public Shard(int index) {
         this.index = index;
-        this.executor = Executors.newSingleThreadExecutor(runnable -> {
+        ThreadFactory threads = runnable -> {
             Thread t = new Thread(
                     () -> {
                         thread = Thread.currentThread();
@@ -48,7 +59,44 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
                     "ganglion-shard-" + index);
             t.setDaemon(true);
             return t;
-        });
+        };
+        this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads) {
+            @Override
+            protected void afterExecute(Runnable task, Throwable error) {
+                afterTask(getQueue().isEmpty());
+            }
+        };
+    }
+
+    /**
+     * Runs {@code hook} on this shard's thread once the tasks queued now have run, or sooner when the queue never
+     * empties ({@link #TASKS_PER_IDLE} tasks): for work that is cheaper done once for many tasks, such as sending the
+     * records of many publishes in one message. Hooks run in the order they were registered; a hook registered while
+     * hooks run waits for the next idle point. Shard thread only.
+     */
+    public void whenIdle(Runnable hook) {
+        idleHooks.add(hook);
+    }
+
+    private void afterTask(boolean queueEmpty) {
+        if (idleHooks.isEmpty() || (!queueEmpty && ++tasksSinceIdle < TASKS_PER_IDLE)) {
+            return;
+        }
+        tasksSinceIdle = 0;
+        for (int round = 0; round < 4 && !idleHooks.isEmpty(); round++) {
+            List<Runnable> hooks = List.copyOf(idleHooks);
+            idleHooks.clear();
+            for (Runnable hook : hooks) {
+                try {
+                    hook.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.error("event=shard_idle_hook_failed shard={}", index, e);
+                }
+            }
+        }
+        if (!idleHooks.isEmpty() && !executor.isShutdown()) {
+            executor.execute(() -> {}); // hooks that keep registering hooks: come back after the next task
+        }
     }
 
     public int index() {

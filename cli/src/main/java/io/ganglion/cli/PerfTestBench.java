@@ -59,6 +59,15 @@ final class PerfTestBench implements Callable<Integer> {
     int seconds;
 
     @Option(
+            names = "--warmup",
+            defaultValue = "20",
+            description = "seconds of PerfTest (case a's workload on a queue of its own, not reported) run against "
+                    + "each target before its measured runs, so the measured runs see warm code: the JVMs' JIT "
+                    + "compilers otherwise take a third of the machine for the first half minute (0: none; "
+                    + "default ${DEFAULT-VALUE})")
+    int warmup;
+
+    @Option(
             names = "--perftest-lib",
             defaultValue = "bench/perftest/target/lib",
             description = "folder with PerfTest 2.22.1 and its dependencies (default ${DEFAULT-VALUE})")
@@ -69,6 +78,11 @@ final class PerfTestBench implements Callable<Integer> {
             defaultValue = "1g",
             description = "heap of each Ganglion broker (default ${DEFAULT-VALUE})")
     String heap;
+
+    @Option(
+            names = "--broker-jvm",
+            description = "one more JVM option for each Ganglion broker, e.g. --broker-jvm=-XX:+UseZGC (repeatable)")
+    List<String> brokerJvm = new ArrayList<>();
 
     @Option(
             names = "--jfr",
@@ -113,6 +127,7 @@ final class PerfTestBench implements Callable<Integer> {
         for (String target : targets) {
             Path root = Files.createTempDirectory("ganglion-perftest-" + target);
             List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+            jvm.addAll(brokerJvm);
             if (jfr) {
                 jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                         + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
@@ -121,11 +136,16 @@ final class PerfTestBench implements Callable<Integer> {
                     target.equals("ganglion") ? GanglionTarget.start(root, 3, jvm) : RabbitMqTarget.start(root, 3)) {
                 System.out.println("started " + cluster.description());
                 String uri = cluster.amqpUri(cluster.nodes().get(0));
+                if (warmup > 0) {
+                    System.out.printf(
+                            "%s warm-up: PerfTest %s for %d s (not reported) ...%n", target, args("w"), warmup);
+                    run(target, "w", uri, folder.resolve(target + "-warmup.log"), warmup);
+                }
                 for (String testCase : cases) {
                     Path log = folder.resolve(target + "-" + testCase + ".log");
                     System.out.printf(
                             "%s case %s: PerfTest %s for %d s ...%n", target, testCase, args(testCase), seconds);
-                    results.add(run(target, testCase, uri, log));
+                    results.add(run(target, testCase, uri, log, seconds));
                     Result r = results.get(results.size() - 1);
                     System.out.printf(
                             "  %,d msg/s confirmed, confirm p50 %s p99 %s%n",
@@ -149,6 +169,7 @@ final class PerfTestBench implements Callable<Integer> {
     static List<String> caseArgs(String testCase) {
         return switch (testCase) {
             case "a" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-a");
+            case "w" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-warmup");
             case "b" -> List.of("-x", "1", "-y", "1", "-s", "1000", "-u", "perf-b");
             case "c" ->
                 List.of(
@@ -168,7 +189,8 @@ final class PerfTestBench implements Callable<Integer> {
         };
     }
 
-    private Result run(String target, String testCase, String uri, Path log) throws IOException, InterruptedException {
+    private Result run(String target, String testCase, String uri, Path log, int seconds)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx1g",

@@ -3,6 +3,7 @@ package io.ganglion.cli;
 import static io.ganglion.cli.ClusterIT.await;
 import static io.ganglion.cli.ClusterIT.get;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.rabbitmq.client.Connection;
@@ -103,6 +104,15 @@ class ReplicatedQueueIT {
                 .isTrue();
         assertThat(queue.path("copies").asInt()).isEqualTo(3);
         String owner = queue.path("owner").asText();
+        // x-queue-leader-locator: client-local by default (owned by the broker it was declared through), balanced
+        // on request (the least loaded broker), anything else refused with 406
+        assertThat(owner).isEqualTo(brokers.get(0).nodeId());
+        assertThat(declare("spread", Map.of("x-queue-type", "quorum", "x-queue-leader-locator", "balanced"))
+                        .path("owner")
+                        .asText())
+                .isNotEqualTo(owner);
+        assertThatThrownBy(() -> declare("nowhere", Map.of("x-queue-type", "quorum", "x-queue-leader-locator", "near")))
+                .hasStackTraceContaining("PRECONDITION_FAILED - invalid arg 'x-queue-leader-locator'");
         long epoch = queue.path("epoch").asLong();
         BrokerChild victim = byId(followers(queue).get(0));
         BrokerChild client = other(victim, byId(owner));

@@ -20,7 +20,7 @@ import java.util.TreeMap;
  *       moves only off a down or draining node, because any other move would fence the object through recovery.
  *   <li>A lost owner is replaced by the kept follower that owns the fewest objects (ties: follower order).
  *   <li>Missing copies go to the least loaded placeable nodes: owners by (owned, copies, id), followers by (copies,
- *       id). The load counts every copy kept by rule 2 before any new copy is placed, and objects are placed in id
+ *       id); but an object placed for the first time takes its spec's preferred owner when that node is placeable. The load counts every copy kept by rule 2 before any new copy is placed, and objects are placed in id
  *       order, so the same input always gives the same proposal.
  * </ol>
  *
@@ -89,6 +89,14 @@ public final class Placement {
                 followers.remove(owner);
                 load.get(owner)[0]++;
             }
+        }
+        if (owner == null
+                && current.members().isEmpty()
+                && spec.preferredOwner().isPresent()
+                && liveSet.isPlaceable(spec.preferredOwner().get())) {
+            owner = spec.preferredOwner().get();
+            load.get(owner)[0]++;
+            load.get(owner)[1]++;
         }
         if (owner == null) {
             owner = placeable.stream()

@@ -50,6 +50,39 @@ class PlacementTest {
     }
 
     @Test
+    void shouldPlaceANewObjectOnItsPreferredOwnerWhenThatNodeIsPlaceable() {
+        NodeId n2 = NodeId.of("n2");
+        List<Placement.Current> objects = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ObjectSpec preferred = new ObjectSpec(
+                    queue(i, 3).id(), ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, Optional.of(n2));
+            objects.add(new Placement.Current(preferred, Optional.empty()));
+        }
+        SortedMap<ObjectId, Proposal> proposals = Placement.propose(objects, allLive(3));
+        assertThat(proposals.values()).allSatisfy(proposal -> {
+            assertThat(proposal.owner()).isEqualTo(n2);
+            assertThat(proposal.followers()).hasSize(2).doesNotContain(n2);
+        });
+
+        // a draining (or down) preferred node is passed over: the least loaded node owns it
+        ObjectSpec preferred =
+                new ObjectSpec(queue(9, 3).id(), ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, Optional.of(n2));
+        Proposal proposal = Placement.propose(
+                        List.of(new Placement.Current(preferred, Optional.empty())),
+                        allLive(3).eagerFailover(n2))
+                .get(preferred.id());
+        assertThat(proposal.owner()).isNotEqualTo(n2);
+
+        // an object that has members keeps its owner: the preference is for the first placement only
+        NodeId n0 = NodeId.of("n0");
+        Assignment current = new Assignment(Epoch.of(1), n0, List.of(NodeId.of("n1"), n2), true);
+        assertThat(Placement.propose(List.of(new Placement.Current(preferred, Optional.of(current))), allLive(3))
+                        .get(preferred.id())
+                        .owner())
+                .isEqualTo(n0);
+    }
+
+    @Test
     void shouldKeepLiveMembersAndReplaceOnlyTheLostOne() {
         NodeId n0 = NodeId.of("n0");
         NodeId n1 = NodeId.of("n1");

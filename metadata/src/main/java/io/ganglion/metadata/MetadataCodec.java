@@ -54,6 +54,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 
 /**
@@ -434,6 +435,10 @@ public final class MetadataCodec {
         out.writeByte(spec.kind().ordinal());
         out.writeInt(spec.copies());
         out.writeByte(spec.mode().ordinal());
+        out.writeBoolean(spec.preferredOwner().isPresent());
+        if (spec.preferredOwner().isPresent()) {
+            writeNodeId(out, spec.preferredOwner().get());
+        }
     }
 
     static ObjectSpec readSpec(DataInputStream in) throws IOException, MetadataCodecException {
@@ -441,7 +446,8 @@ public final class MetadataCodec {
         ObjectKind kind = enumValue(ObjectKind.values(), in.readUnsignedByte(), "object kind");
         int copies = in.readInt();
         DurabilityMode mode = enumValue(DurabilityMode.values(), in.readUnsignedByte(), "durability mode");
-        return new ObjectSpec(id, kind, copies, mode);
+        Optional<NodeId> preferredOwner = in.readBoolean() ? Optional.of(readNodeId(in)) : Optional.empty();
+        return new ObjectSpec(id, kind, copies, mode, preferredOwner);
     }
 
     static void writeNodeState(DataOutputStream out, NodeState state) throws IOException {

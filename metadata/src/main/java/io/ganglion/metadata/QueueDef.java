@@ -1,12 +1,14 @@
 package io.ganglion.metadata;
 
 import io.ganglion.coordination.DurabilityMode;
+import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.ObjectKind;
 import io.ganglion.coordination.ObjectSpec;
 import io.ganglion.queues.routing.FieldValues;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A declared queue.
@@ -16,7 +18,9 @@ import java.util.Objects;
  * @param exclusiveOwner the connection that owns an exclusive queue, empty for a shared one
  * @param arguments the declare arguments as plain values, kept to check that a redeclare is equivalent
  * @param home in a cluster, the broker that hosts the queue's messages (the one it was declared through); the others
- *     forward to it. Empty on a single broker, and for a replicated queue (its owner is the coordination's).
+ *     forward to it. Empty on a single broker. For a replicated queue (whose owner is the coordination's): the
+ *     broker placement prefers as its first owner (x-queue-leader-locator client-local, the broker it was declared
+ *     through), or empty (balanced).
  * @param copies how many copies a replicated queue wants; 0 for a queue that is not a coordination object (a single
  *     broker's queue, or a cluster's queue kept by its home)
  * @param durability a replicated queue's durability mode (its write requirement W); ignored when copies is 0
@@ -91,7 +95,12 @@ public record QueueDef(
 
     /** The coordination object of a replicated queue in {@code vhost}. */
     public ObjectSpec spec(String vhost) {
-        return new ObjectSpec(ObjectId.of(vhost, name), ObjectKind.QUEUE, copies, durability);
+        return new ObjectSpec(
+                ObjectId.of(vhost, name),
+                ObjectKind.QUEUE,
+                copies,
+                durability,
+                home.isEmpty() ? Optional.empty() : Optional.of(new NodeId(home)));
     }
 
     public boolean exclusive() {

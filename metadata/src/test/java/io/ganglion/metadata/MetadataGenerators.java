@@ -30,6 +30,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Random;
 import java.util.SplittableRandom;
 
@@ -55,7 +56,8 @@ final class MetadataGenerators {
                 objectId(random),
                 ObjectKind.values()[random.nextInt(ObjectKind.values().length)],
                 random.nextInt(1, 6),
-                DurabilityMode.values()[random.nextInt(DurabilityMode.values().length)]);
+                DurabilityMode.values()[random.nextInt(DurabilityMode.values().length)],
+                random.nextBoolean() ? Optional.empty() : Optional.of(NodeId.of("n" + random.nextInt(5))));
     }
 
     static Epoch epoch(SplittableRandom random) {

@@ -8,6 +8,7 @@ import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.replication.EpochHistory;
 import io.ganglion.replication.PeerMessage;
+import io.ganglion.replication.PeerMessage.Replicate;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.RecoveredLog;
@@ -25,6 +26,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -103,6 +105,8 @@ public final class ReplicaHost {
     private static final int RECENT_RECORDS = 1 << 16;
 
     private static final long RECENT_BYTES = 16L << 20;
+    /** Records one Replicate carries at most when the host joins the replica's Replicates (see {@link #send}). */
+    private static final int BATCH_RECORDS = 1024;
     /** Bytes a stored record's frame takes beyond its {@link Record#size()}, about. */
     private static final long RECORD_FRAME_SLACK = 64;
 
@@ -140,6 +144,10 @@ public final class ReplicaHost {
     private ReplicaLog log;
     private Replica replica;
     private final RecentRecords recent;
+    /** Replicates held back per peer until the shard is idle (see {@link #send}). */
+    private final Map<NodeId, OutgoingRecords> outgoing = new LinkedHashMap<>();
+
+    private boolean flushRegistered;
     private final ArrayDeque<ReplicaEvent> pending = new ArrayDeque<>();
     private final LinkedHashSet<PublishId> outstanding = new LinkedHashSet<>();
     private boolean handling;
@@ -678,7 +686,95 @@ public final class ReplicaHost {
         return records;
     }
 
+    /**
+     * Sends {@code message} to {@code to}, holding Replicates back until the shard is idle ({@link Shard#whenIdle}) so
+     * that the records of many publishes go out in one message: a Replicate that continues the one held for the same
+     * peer (same epoch, no truncation, the next offsets, within {@link #BATCH_RECORDS} and {@link #READ_LIMIT_BYTES})
+     * joins it, taking its later stamp, which is what the follower would have echoed had they gone one by one. Any
+     * other message to that peer first sends what is held, so the peer sees every message in the order the replica
+     * sent it.
+     */
     private void send(NodeId to, PeerMessage message) {
+        OutgoingRecords held = outgoing.get(to);
+        if (message instanceof Replicate replicate) {
+            if (held != null && held.join(replicate)) {
+                return;
+            }
+            if (held != null) {
+                transmit(to, held.message());
+            }
+            outgoing.put(to, new OutgoingRecords(replicate));
+            if (!flushRegistered) {
+                flushRegistered = true;
+                shard.whenIdle(this::flushOutgoing);
+            }
+            return;
+        }
+        if (held != null) {
+            outgoing.remove(to);
+            transmit(to, held.message());
+        }
+        transmit(to, message);
+    }
+
+    private void flushOutgoing() {
+        flushRegistered = false;
+        for (Map.Entry<NodeId, OutgoingRecords> entry : outgoing.entrySet()) {
+            transmit(entry.getKey(), entry.getValue().message());
+        }
+        outgoing.clear();
+    }
+
+    /** A Replicate held back for one peer, growing as the replica streams on. */
+    private static final class OutgoingRecords {
+        private final Epoch epoch;
+        private final long truncateFrom;
+        private final List<Record> records;
+        private long sentMs;
+        private long discardBelow;
+        private long bytes;
+
+        OutgoingRecords(Replicate first) {
+            this.epoch = first.epoch();
+            this.truncateFrom = first.truncateFrom();
+            this.records = new ArrayList<>(first.records());
+            this.sentMs = first.sentMs();
+            this.discardBelow = first.discardBelow();
+            for (Record record : records) {
+                bytes += record.size();
+            }
+        }
+
+        boolean join(Replicate next) {
+            if (!next.epoch().equals(epoch) || next.truncateFrom() >= 0) {
+                return false;
+            }
+            long nextBytes = 0;
+            for (Record record : next.records()) {
+                nextBytes += record.size();
+            }
+            if (records.size() + next.records().size() > BATCH_RECORDS || bytes + nextBytes > READ_LIMIT_BYTES) {
+                return false;
+            }
+            if (!records.isEmpty()
+                    && !next.records().isEmpty()
+                    && records.get(records.size() - 1).offset() + 1
+                            != next.records().get(0).offset()) {
+                return false;
+            }
+            records.addAll(next.records());
+            bytes += nextBytes;
+            sentMs = Math.max(sentMs, next.sentMs());
+            discardBelow = Math.max(discardBelow, next.discardBelow());
+            return true;
+        }
+
+        Replicate message() {
+            return new Replicate(epoch, truncateFrom, records, sentMs, discardBelow);
+        }
+    }
+
+    private void transmit(NodeId to, PeerMessage message) {
         try {
             if (!sender.send(to, new Replication(object, message))) {
                 LOG.debug("event=replication_send_dropped object={} to={} reason=no_link", object, to);
