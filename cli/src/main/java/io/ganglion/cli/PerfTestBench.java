@@ -152,6 +152,7 @@ final class PerfTestBench implements Callable<Integer> {
                             r.sentPerSecond(), millis(r.confirmMicros()[1]), millis(r.confirmMicros()[4]));
                 }
             } finally {
+                keepBrokerLogs(root, folder, target);
                 BacklogBench.deleteTree(root);
             }
         }
@@ -160,6 +161,20 @@ final class PerfTestBench implements Callable<Integer> {
         json.writeValue(folder.resolve("perftest.json").toFile(), results);
         System.out.println("wrote " + folder.resolve("perftest.json") + " and the PerfTest logs");
         return 0;
+    }
+
+    /** Copies each broker's log ({@code broker.out}) out of the data folder about to be deleted, for diagnosis. */
+    private static void keepBrokerLogs(Path root, Path folder, String target) throws IOException {
+        if (!Files.isDirectory(root)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> files = Files.walk(root)) {
+            for (Path log : files.filter(p -> p.getFileName().toString().equals("broker.out"))
+                    .toList()) {
+                Path copy = folder.resolve(target + "-" + log.getParent().getFileName() + ".out");
+                Files.copy(log, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            }
+        }
     }
 
     private String args(String testCase) {

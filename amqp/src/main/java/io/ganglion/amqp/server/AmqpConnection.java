@@ -743,12 +743,17 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
         ctx.flush();
     }
 
+    /**
+     * Reads while the channels keep up with what was read: reading pauses when {@link AmqpServerConfig#maxQueuedCommands}
+     * commands wait for the broker. Never because the socket is not writable: a client whose reader thread blocks
+     * while its consumers' acks cannot be written (the Java client's per-channel work queue holds 1000 deliveries)
+     * would then wait on us while we wait on it, and the connection would stall for good.
+     */
     private void updateReading() {
         if (ctx == null) {
             return;
         }
-        boolean read =
-                state == State.CLOSING || (ctx.channel().isWritable() && queuedCommands < config.maxQueuedCommands());
+        boolean read = state == State.CLOSING || queuedCommands < config.maxQueuedCommands();
         ChannelConfig channelConfig = ctx.channel().config();
         if (channelConfig.isAutoRead() != read) {
             channelConfig.setAutoRead(read);

@@ -270,6 +270,19 @@ class AmqpConnectionTest {
     }
 
     @Test
+    void shouldKeepReadingWhenTheSocketIsNotWritable() {
+        client.handshake();
+        // the client reads slowly: what we wrote piles up past the high-water mark
+        client.channel.config().setWriteBufferWaterMark(new io.netty.channel.WriteBufferWaterMark(1, 2));
+        client.channel.write(io.netty.buffer.Unpooled.wrappedBuffer(new byte[64]));
+        assertThat(client.channel.isWritable()).isFalse();
+        client.channel.pipeline().fireChannelWritabilityChanged();
+
+        // still reading: the acks of a client whose consumers wait for room to write them must get through
+        assertThat(client.channel.config().isAutoRead()).isTrue();
+    }
+
+    @Test
     void shouldCloseWith530OnUpdateSecret() {
         client.handshake();
 
