@@ -102,9 +102,9 @@ public final class ReplicaHost {
      */
     static final long READ_LIMIT_BYTES = 4L << 20;
     /** Records and bytes of the newest records one host keeps in heap (see {@link RecentRecords}). */
-    private static final int RECENT_RECORDS = 1 << 16;
+    private static final int RECENT_RECORDS = 8192;
 
-    private static final long RECENT_BYTES = 16L << 20;
+    private static final long RECENT_BYTES = 4L << 20;
     /** Records one Replicate carries at most when the host joins the replica's Replicates (see {@link #send}). */
     private static final int BATCH_RECORDS = 1024;
     /** Bytes a stored record's frame takes beyond its {@link Record#size()}, about. */
@@ -568,6 +568,12 @@ public final class ReplicaHost {
 
     private void append(List<Record> records) throws StorageException {
         long now = context.clockMs().getAsLong();
+        // only an owner reads its newest records back (feeding followers, delivering); a follower keeping them would
+        // only hold them across young collections, which then copy them
+        boolean owning = replica.ownedEpoch().isPresent();
+        if (!owning && recent.size() > 0) {
+            recent.clear();
+        }
         for (int i = 0; i < records.size(); i++) {
             Record record = records.get(i);
             long epoch = record.epoch().value();
@@ -587,7 +593,11 @@ public final class ReplicaHost {
                             now,
                             ReplicatedRecords.payload(record));
             switch (outcome) {
-                case AppendOutcome.Appended appended -> recent.appended(record);
+                case AppendOutcome.Appended appended -> {
+                    if (owning) {
+                        recent.appended(record);
+                    }
+                }
                 case AppendOutcome.Rejected rejected
                 when rejected.reason() == AppendOutcome.Reason.BACKLOG ->
                     throw new Backlogged(List.copyOf(records.subList(i, records.size())));
