@@ -40,6 +40,50 @@ class PublishIndexTest {
         assertThat(index.get(id(2))).isEqualTo(11);
     }
 
+    /** Random puts (ids often repeated), truncations and clears against a map-and-list model of the same rules. */
+    @Test
+    void agreesWithASimpleModelOverRandomOperations() {
+        for (int seed = 0; seed < 20; seed++) {
+            java.util.SplittableRandom random = new java.util.SplittableRandom(seed);
+            int capacity = 1 + random.nextInt(200);
+            PublishIndex index = new PublishIndex(capacity);
+            java.util.ArrayDeque<long[]> ring = new java.util.ArrayDeque<>(); // {sequence, offset}
+            java.util.HashMap<Long, Long> map = new java.util.HashMap<>();
+            long next = 0;
+            for (int op = 0; op < 3000; op++) {
+                int what = random.nextInt(100);
+                if (what < 85) {
+                    long sequence = random.nextInt(capacity * 2 + 1);
+                    if (ring.size() == capacity) {
+                        long[] oldest = ring.pollFirst();
+                        map.remove(oldest[0], oldest[1]);
+                    }
+                    ring.addLast(new long[] {sequence, next});
+                    map.put(sequence, next);
+                    index.put(id(sequence), next++);
+                } else if (what < 98) {
+                    long from = Math.max(0, next - random.nextInt(capacity + 1));
+                    while (!ring.isEmpty() && ring.peekLast()[1] >= from) {
+                        long[] newest = ring.pollLast();
+                        map.remove(newest[0], newest[1]);
+                    }
+                    index.removeFrom(from);
+                    next = Math.max(from, ring.isEmpty() ? from : ring.peekLast()[1] + 1);
+                } else {
+                    ring.clear();
+                    map.clear();
+                    index.clear();
+                }
+                assertThat(index.size()).isEqualTo(ring.size());
+                for (long sequence = 0; sequence <= capacity * 2L; sequence++) {
+                    assertThat(index.get(id(sequence)))
+                            .as("seed %d op %d sequence %d", seed, op, sequence)
+                            .isEqualTo(map.get(sequence));
+                }
+            }
+        }
+    }
+
     @Test
     void builtFromARecoveredLogKeepsItsNewestByOffset() {
         PublishIndex index = PublishIndex.of(Map.of(id(1), 3L, id(2), 1L, id(3), 2L), 2);
