@@ -122,7 +122,7 @@ public final class Replica {
      * Messages the publish-id index remembers (see {@link PublishIndex}): many seconds of traffic at tens of thousands
      * of messages a second, about 13 MiB of heap when full.
      */
-    static final int PUBLISH_INDEX_CAPACITY = 1 << 17;
+    public static final int PUBLISH_INDEX_CAPACITY = 1 << 17;
 
     private static final class Installing {
         final NodeId controller;

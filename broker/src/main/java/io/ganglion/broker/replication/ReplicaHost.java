@@ -227,7 +227,9 @@ public final class ReplicaHost {
             log.truncateAfter(log.durableOffset());
         }
         Map<PublishId, Long> published = new HashMap<>();
-        long next = log.startOffset();
+        // the replica remembers the publish ids of its newest records only (PublishIndex): read just those, so a
+        // long backlog costs no full scan of the log at open
+        long next = Math.max(log.startOffset(), log.lastOffset() - Replica.PUBLISH_INDEX_CAPACITY + 1);
         while (next <= log.lastOffset()) {
             List<LogRecord> records = log.read(next, READ_BYTES);
             if (records.isEmpty()) {
