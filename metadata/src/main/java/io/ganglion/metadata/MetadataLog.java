@@ -51,6 +51,14 @@ public interface MetadataLog extends AutoCloseable {
         return CompletableFuture.completedFuture(image());
     }
 
+    /**
+     * The broker's peer link reached {@code node} again, perhaps a new process of it. A log that keeps its own
+     * connections to its peers drops the one to {@code node}, so that its next request (a vote, an append) opens a new
+     * connection instead of failing once on one to a process that is gone. Any thread; must not block. A log of one
+     * node: nothing to do.
+     */
+    default void peerReconnected(String node) {}
+
     /** The node that leads the log (and runs the controller), if this broker knows one. A log of one node: empty. */
     default java.util.Optional<String> leaderId() {
         return java.util.Optional.empty();

@@ -81,6 +81,7 @@ public final class ClusterNode implements AutoCloseable {
             @Override
             public void onConnected(NodeId peer, Incarnation peerIncarnation) {
                 LOG.info("event=peer_connected peer={} incarnation={}", peer, peerIncarnation);
+                log.peerReconnected(peer.value());
             }
 
             @Override
