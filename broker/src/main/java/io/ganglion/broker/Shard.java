@@ -83,19 +83,17 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
             return;
         }
         tasksSinceIdle = 0;
-        for (int round = 0; round < 4 && !idleHooks.isEmpty(); round++) {
-            List<Runnable> hooks = List.copyOf(idleHooks);
-            idleHooks.clear();
-            for (Runnable hook : hooks) {
-                try {
-                    hook.run();
-                } catch (RuntimeException | Error e) {
-                    LOG.error("event=shard_idle_hook_failed shard={}", index, e);
-                }
+        List<Runnable> hooks = List.copyOf(idleHooks);
+        idleHooks.clear();
+        for (Runnable hook : hooks) {
+            try {
+                hook.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("event=shard_idle_hook_failed shard={}", index, e);
             }
         }
         if (!idleHooks.isEmpty() && !executor.isShutdown()) {
-            executor.execute(() -> {}); // hooks that keep registering hooks: come back after the next task
+            executor.execute(() -> {}); // a hook registered by a hook: its idle point comes after this empty task
         }
     }
 

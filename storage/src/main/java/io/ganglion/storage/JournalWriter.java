@@ -654,10 +654,9 @@ final class JournalWriter implements Runnable {
             ByteBuffer zeros = ByteBuffer.allocateDirect(SPARE_FORCE_BYTES);
             long position = 0;
             while (position < config.journalFileBytes()) {
-                zeros.clear().limit((int) Math.min(zeros.capacity(), config.journalFileBytes() - position));
-                while (zeros.hasRemaining()) {
-                    position += channel.write(zeros, position);
-                }
+                int length = (int) Math.min(zeros.capacity(), config.journalFileBytes() - position);
+                DurableFiles.writeFully(channel, zeros.clear().limit(length), position);
+                position += length;
                 channel.force(false);
             }
             channel.force(true);

@@ -34,6 +34,9 @@ import java.util.Set;
 final class Segment {
     static final String SUFFIX = ".segment";
 
+    /** The segment writer forces a segment after this many bytes written, so that checkpoints find little to flush. */
+    static final long WRITE_BEHIND_FORCE_BYTES = 4L << 20;
+
     private final long baseOffset;
     private final Path path;
     private final FileIo io;
@@ -41,6 +44,8 @@ final class Segment {
     private int[] positions = new int[256];
     private int count;
     private int size;
+    /** Bytes the segment writer wrote since it last forced the file itself (see {@link #write}). Writer only. */
+    private long unforcedBytes;
 
     /** Set under the replica's file lock when the file was deleted: the writer then drops what it held for it. */
     boolean deleted;
@@ -257,12 +262,6 @@ final class Segment {
     private int end(int index) {
         return index + 1 < count ? positions[index + 1] : size;
     }
-
-    /** Bytes the segment writer wrote since it last forced the file itself (see {@link #write}). Writer only. */
-    private long unforcedBytes;
-
-    /** The segment writer forces a segment after this many bytes written, so that checkpoints find little to flush. */
-    static final long WRITE_BEHIND_FORCE_BYTES = 4L << 20;
 
     void force() throws IOException {
         FileChannel current = channel;

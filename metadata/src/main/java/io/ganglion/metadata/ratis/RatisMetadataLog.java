@@ -109,6 +109,8 @@ public final class RatisMetadataLog implements MetadataLog {
 
     private final ClientId localClientId = ClientId.randomId();
 
+    private final java.util.concurrent.atomic.AtomicLong localCallIds = new java.util.concurrent.atomic.AtomicLong();
+
     /**
      * {@inheritDoc}
      *
@@ -133,8 +135,6 @@ public final class RatisMetadataLog implements MetadataLog {
             }
         });
     }
-
-    private final java.util.concurrent.atomic.AtomicLong localCallIds = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * Submits {@code message} to this broker's own server, which leads; a reply saying it does not lead (any more)
