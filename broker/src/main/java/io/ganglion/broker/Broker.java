@@ -15,6 +15,7 @@ import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.User;
 import io.ganglion.metadata.Vhost;
+import io.ganglion.metadata.ratis.LeaderPathWarmup;
 import io.ganglion.metadata.ratis.RatisLogConfig;
 import io.ganglion.metadata.ratis.RatisMetadataLog;
 import io.ganglion.metadata.ratis.Voter;
@@ -92,7 +93,16 @@ public final class Broker implements AutoCloseable {
         ReplicationRouter router = null;
         LocalBackend backend;
         if (config.clustered()) {
-            metadata = RatisMetadataLog.start(ratisConfig(config), config.clusterName());
+            RatisLogConfig ratis = ratisConfig(config);
+            if (config.metadataWarmup()
+                    && ratis.voters().stream().anyMatch(voter -> voter.id().equals(config.nodeId()))) {
+                LeaderPathWarmup.run(
+                        config.dataDir().resolve("metadata-warmup"),
+                        ratis.self().host(),
+                        ratis,
+                        java.time.Duration.ofSeconds(10));
+            }
+            metadata = RatisMetadataLog.start(ratis, config.clusterName());
             try {
                 backend = new LocalBackend(info, metadata, storage, shards, config.nodeId());
                 RemoteQueues remote = backend.remote().orElseThrow();

@@ -28,6 +28,8 @@ import java.util.Map;
  *                                      vote in the metadata quorum; this broker's own ports come from its entry.
  *   storage.segment_bytes = 67108864  a replica's log rolls to a new segment file at this size; retention discards
  *                                      whole segments, so smaller ones free space sooner (4096 to 1 GiB)
+ *   metadata.warmup = true            a voter runs a throwaway metadata group at start (about 2 s) so that taking
+ *                                      over as controller later runs warm code (LeaderPathWarmup)
  * </pre>
  */
 public record BrokerConfig(
@@ -43,7 +45,8 @@ public record BrokerConfig(
         List<io.ganglion.broker.cluster.Seed> seeds,
         long electionTimeoutMinMs,
         long electionTimeoutMaxMs,
-        int segmentBytes) {
+        int segmentBytes,
+        boolean metadataWarmup) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
     public boolean clustered() {
@@ -70,7 +73,8 @@ public record BrokerConfig(
                 next,
                 electionTimeoutMinMs,
                 electionTimeoutMaxMs,
-                segmentBytes);
+                segmentBytes,
+                metadataWarmup);
     }
 
     private static final List<String> BROKER_KEYS = List.of(
@@ -85,7 +89,8 @@ public record BrokerConfig(
             "cluster.seeds",
             "metadata.election_timeout_min_ms",
             "metadata.election_timeout_max_ms",
-            "storage.segment_bytes");
+            "storage.segment_bytes",
+            "metadata.warmup");
 
     /**
      * The metadata quorum's election timeouts: a follower that hears no leader for a random time in [min, max] runs for
@@ -119,7 +124,8 @@ public record BrokerConfig(
                 List.of(),
                 DEFAULT_ELECTION_TIMEOUT_MIN_MS,
                 DEFAULT_ELECTION_TIMEOUT_MAX_MS,
-                DEFAULT_SEGMENT_BYTES);
+                DEFAULT_SEGMENT_BYTES,
+                true);
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -171,6 +177,7 @@ public record BrokerConfig(
         long electionMin = DEFAULT_ELECTION_TIMEOUT_MIN_MS;
         long electionMax = DEFAULT_ELECTION_TIMEOUT_MAX_MS;
         int segmentBytes = DEFAULT_SEGMENT_BYTES;
+        boolean warmup = base.metadataWarmup;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -186,6 +193,7 @@ public record BrokerConfig(
                 case "metadata.election_timeout_min_ms" -> electionMin = millis(key, value);
                 case "metadata.election_timeout_max_ms" -> electionMax = millis(key, value);
                 case "storage.segment_bytes" -> segmentBytes = (int) number(key, value, 4096, 1L << 30);
+                case "metadata.warmup" -> warmup = bool(key, value);
                 case "cluster.seeds" -> {
                     try {
                         seeds = io.ganglion.broker.cluster.Seed.parseList(value);
@@ -239,7 +247,16 @@ public record BrokerConfig(
                 seeds,
                 electionMin,
                 electionMax,
-                segmentBytes);
+                segmentBytes,
+                warmup);
+    }
+
+    private static boolean bool(String key, String value) throws ConfigException {
+        return switch (value.strip()) {
+            case "true" -> true;
+            case "false" -> false;
+            default -> throw new ConfigException("setting " + key + ": expected true or false, got '" + value + "'");
+        };
     }
 
     private static String nonEmpty(String key, String value) throws ConfigException {

@@ -123,4 +123,14 @@ class BrokerConfigTest {
         assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("storage.segment_bytes", "big")))
                 .hasMessageContaining("expected a whole number");
     }
+
+    @Test
+    void shouldTakeTheWarmupFlagAndRefuseAnythingButTrueOrFalse() throws Exception {
+        assertThat(BrokerConfig.defaults().metadataWarmup()).isTrue();
+        assertThat(BrokerConfig.load(null, Map.of("metadata.warmup", "false")).metadataWarmup())
+                .isFalse();
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("metadata.warmup", "yes")))
+                .hasMessageContaining("metadata.warmup")
+                .hasMessageContaining("expected true or false");
+    }
 }

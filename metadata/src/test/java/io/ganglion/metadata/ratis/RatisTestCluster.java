@@ -4,8 +4,6 @@ import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataImageCodec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,17 +40,7 @@ final class RatisTestCluster implements AutoCloseable {
     }
 
     static int[] freePorts(int count) throws IOException {
-        List<ServerSocket> sockets = new ArrayList<>();
-        try {
-            for (int i = 0; i < count; i++) {
-                sockets.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
-            }
-            return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-        } finally {
-            for (ServerSocket socket : sockets) {
-                socket.close();
-            }
-        }
+        return LeaderPathWarmup.freePorts("127.0.0.1", count);
     }
 
     List<String> ids() {

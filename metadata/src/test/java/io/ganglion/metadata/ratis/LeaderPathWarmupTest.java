@@ -1,0 +1,34 @@
+package io.ganglion.metadata.ratis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class LeaderPathWarmupTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldElectTwiceCommitAndLeaveNothingBehind() {
+        RatisLogConfig template = RatisLogConfig.of("n1", List.of(new Voter("n1", "127.0.0.1", 1)), dir.resolve("real"))
+                .withElectionTimeouts(Duration.ofMillis(100), Duration.ofMillis(200));
+        Path warmup = dir.resolve("warmup");
+
+        Optional<Duration> took = LeaderPathWarmup.run(warmup, "127.0.0.1", template, Duration.ofSeconds(20));
+
+        assertThat(took).isPresent();
+        // its servers stop and its files go in the background
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (Files.exists(warmup) && System.nanoTime() < deadline) {
+            LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+        }
+        assertThat(warmup).doesNotExist();
+    }
+}
