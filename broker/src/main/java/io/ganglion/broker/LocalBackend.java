@@ -157,6 +157,9 @@ final class LocalBackend implements BrokerBackend {
         }
         refreshReplicatedViews(image);
         checkActivations(image);
+        if (remote != null) {
+            remote.ownersMayHaveChanged();
+        }
     }
 
     /**

@@ -99,8 +99,18 @@ final class RemoteQueues {
                 thread.setDaemon(true);
                 return thread;
             });
-    /** How often publishes waiting for a replicated queue's new owner are tried again. */
+    /**
+     * How often publishes waiting for a replicated queue's new owner are tried again, besides at once on every new
+     * image (a new owner may be in it) and {@value #RESEND_SOON_MS} ms after an owner refused one (it may own the new
+     * epoch a moment later: it learns so from the metadata log on its own).
+     */
     private static final long RESEND_EVERY_MS = 50;
+
+    private static final long RESEND_SOON_MS = 5;
+
+    /** A resend is scheduled {@value #RESEND_SOON_MS} ms from now; set and cleared on the resender's schedule. */
+    private final java.util.concurrent.atomic.AtomicBoolean resendSoon =
+            new java.util.concurrent.atomic.AtomicBoolean();
 
     /**
      * A publish forwarded to another broker. For a replicated queue it survives the loss of that broker: it is sent
@@ -152,6 +162,27 @@ final class RemoteQueues {
     void replication(java.util.function.BiFunction<String, String, Optional<NodeId>> ownerOf, long publisher) {
         this.ownerOf = ownerOf;
         this.publisher = publisher;
+    }
+
+    /** The image changed: publishes waiting for an owner are sent at once if it names one. Any thread. */
+    void ownersMayHaveChanged() {
+        if (!publishes.isEmpty()) {
+            resender.execute(this::resend);
+        }
+    }
+
+    /** One refused or undeliverable publish is waiting again: try again shortly. Any thread. */
+    private void waitAgain(Forwarded forwarded) {
+        forwarded.waiting = true;
+        if (resendSoon.compareAndSet(false, true)) {
+            resender.schedule(
+                    () -> {
+                        resendSoon.set(false);
+                        resend();
+                    },
+                    RESEND_SOON_MS,
+                    TimeUnit.MILLISECONDS);
+        }
     }
 
     /** On the resender thread: sends every waiting replicated publish to its queue's current owner. */
@@ -227,7 +258,7 @@ final class RemoteQueues {
                 publishes.remove(sequence);
                 forwarded.future.complete(null);
             } else {
-                forwarded.waiting = true;
+                waitAgain(forwarded);
             }
         });
         long id = publisher;
@@ -389,7 +420,7 @@ final class RemoteQueues {
                 if (outcome.replyCode() != 0 && forwarded.replicated) {
                     // not its owner (any more, or yet), or the owner lost the role before it committed: its outcome
                     // is decided by the next owner, which finds it in its log or appends it
-                    forwarded.waiting = true;
+                    waitAgain(forwarded);
                     return;
                 }
                 publishes.remove(outcome.sequence());

@@ -233,7 +233,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private void rebuild(Epoch epoch, long upTo) throws IOException {
         LongArrayList messages = new LongArrayList();
         LongHashSet settled = new LongHashSet();
-        for (Record record : host.readRecords(0, upTo)) {
+        // from the logical start, not the file's: what lies before it is settled, and a log keeps up to a segment
+        // (64 MiB) of settled messages; reading them all kept a new owner's shard busy for most of a second
+        for (Record record : host.readRecords(host.startNow(), upTo)) {
             switch (record) {
                 case Record.Message message -> messages.addLong(message.offset());
                 case Record.Settle settle -> settled.add(settle.settled());

@@ -334,12 +334,21 @@ public final class ReplicaHost {
                 && replica.mayDeliver(epoch, context.clockMs().getAsLong());
     }
 
-    /** The epoch this replica owns and admits publishes in, if any. On the shard. */
     /** The last offset of the log now, -1 when empty or not open. On the shard. */
     public long endNow() {
         return replica == null ? -1 : replica.end();
     }
 
+    /**
+     * The replica's logical start now: every message before it is settled (the settled low water its owner reported,
+     * passed on to followers with the records), though the file may still hold them until their segment is discarded
+     * whole. 0 when not open. On the shard.
+     */
+    public long startNow() {
+        return replica == null ? 0 : replica.start();
+    }
+
+    /** The epoch this replica owns and admits publishes in, if any. On the shard. */
     public Optional<Epoch> owningNow() {
         return replica == null || failure != null ? Optional.empty() : replica.owning();
     }

@@ -46,7 +46,7 @@ public final class LeaderPathWarmup {
     private static final int VOTERS = 3;
 
     /** Proposals, a quarter of them through a follower: enough to run every path a few times. */
-    private static final int PROPOSALS = 64;
+    private static final int PROPOSALS = 32;
 
     private LeaderPathWarmup() {}
 
