@@ -41,7 +41,7 @@ public final class RuntimeSettings {
     public static final Setting EAGER_FAILOVER_MS = new Setting(
             "liveness.eager_failover_ms",
             Type.DURATION_MS,
-            100,
+            25,
             0,
             600_000,
             "a broker whose connection closed and did not come back within this long leaves the live set");

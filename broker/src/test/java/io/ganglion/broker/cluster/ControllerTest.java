@@ -62,7 +62,7 @@ class ControllerTest {
             controller.connectionClosed(B);
             controller.heartbeat(B, new Incarnation(1), false); // reconnected at once
             List<Boolean> seen = new ArrayList<>();
-            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400); // 4 x liveness.eager_failover_ms
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400); // 16 x liveness.eager_failover_ms
             while (System.nanoTime() < until) {
                 seen.add(state(log, B).live());
                 Thread.sleep(20);
