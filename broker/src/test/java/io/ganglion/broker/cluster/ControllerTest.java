@@ -71,6 +71,63 @@ class ControllerTest {
         }
     }
 
+    @Test
+    void shouldRunTheTickOnStandbyWithoutProposingAnything() throws Exception {
+        try (MetadataLog file = FileMetadataLogs.open(dir)) {
+            List<NodeState> live = new ArrayList<>();
+            for (NodeId node : List.of(A, B, new NodeId("c"))) {
+                live.add(new NodeState(node, true, 0, null, new Incarnation(1), false));
+            }
+            file.propose(new io.ganglion.metadata.MetadataCommand.Coordination(
+                            new io.ganglion.coordination.CoordinationCommand.CommitLiveSet(live)))
+                    .get(10, TimeUnit.SECONDS);
+            long appliedBefore = file.image().appliedIndex();
+            MetadataLog follower = new NotLeading(file);
+            try (Controller controller = new Controller(A, follower, Clock.systemUTC(), request -> {})) {
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                while (controller.standbyTicks() < 3 && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                assertThat(controller.standbyTicks()).isGreaterThanOrEqualTo(3);
+                assertThat(controller.snapshot().active()).isFalse();
+            }
+            assertThat(file.image().appliedIndex())
+                    .as("nothing proposed: B and c stay live")
+                    .isEqualTo(appliedBefore);
+            assertThat(state(file, B).live()).isTrue();
+        }
+    }
+
+    /** A metadata log that some other broker leads: reads pass through, leadership never comes. */
+    private record NotLeading(MetadataLog log) implements MetadataLog {
+        @Override
+        public java.util.concurrent.CompletableFuture<io.ganglion.metadata.MetadataImage.Applied> propose(
+                io.ganglion.metadata.MetadataCommand command) {
+            return log.propose(command);
+        }
+
+        @Override
+        public io.ganglion.metadata.MetadataImage image() {
+            return log.image();
+        }
+
+        @Override
+        public void subscribe(java.util.function.Consumer<io.ganglion.metadata.MetadataImage> listener) {
+            log.subscribe(listener);
+        }
+
+        @Override
+        public boolean isLeader() {
+            return false;
+        }
+
+        @Override
+        public void onLeaderChange(java.util.function.Consumer<Boolean> listener) {}
+
+        @Override
+        public void close() {}
+    }
+
     private static NodeState state(MetadataLog log, NodeId node) {
         return log.image().coordination().liveSet().node(node).orElseThrow();
     }
