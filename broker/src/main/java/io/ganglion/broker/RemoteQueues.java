@@ -108,6 +108,12 @@ final class RemoteQueues {
 
     private static final long RESEND_SOON_MS = 5;
 
+    /**
+     * Quick retries a publish gets after refusals, about 100 ms of them (a new owner takes the role a little after the
+     * forwarding broker learns of it); then only the 50 ms round, for an owner that keeps refusing.
+     */
+    private static final int QUICK_RETRIES = 20;
+
     /** A resend is scheduled {@value #RESEND_SOON_MS} ms from now; set and cleared on the resender's schedule. */
     private final java.util.concurrent.atomic.AtomicBoolean resendSoon =
             new java.util.concurrent.atomic.AtomicBoolean();
@@ -126,6 +132,8 @@ final class RemoteQueues {
         volatile NodeId home;
         /** Set when it must be sent again (its home died or refused it for now); the resender clears it. */
         volatile boolean waiting;
+        /** Refusals so far; the first {@link #QUICK_RETRIES} are retried within {@link #RESEND_SOON_MS}. */
+        volatile int refusals;
 
         Forwarded(NodeId home, String vhost, String queue, long queueId, byte[] message, boolean replicated) {
             this.home = home;
@@ -171,10 +179,10 @@ final class RemoteQueues {
         }
     }
 
-    /** One refused or undeliverable publish is waiting again: try again shortly. Any thread. */
+    /** One refused or undeliverable publish is waiting again: try again shortly, a few times. Any thread. */
     private void waitAgain(Forwarded forwarded) {
         forwarded.waiting = true;
-        if (resendSoon.compareAndSet(false, true)) {
+        if (forwarded.refusals++ < QUICK_RETRIES && resendSoon.compareAndSet(false, true)) {
             resender.schedule(
                     () -> {
                         resendSoon.set(false);

@@ -60,6 +60,10 @@ public final class Controller implements AutoCloseable {
     private LiveSet observed = LiveSet.empty();
     private RecoveryBackoff backoff = RecoveryBackoff.none();
     private SortedMap<ObjectId, List<NodeId>> held = new TreeMap<>();
+    /** Standby ticks: which other broker the next one supposes dead, and how many ran (read by tests). */
+    private long standbyRounds;
+
+    private volatile long standbyTicks;
     /**
      * Commands this controller proposed that have not completed yet, in order. Each tick works on the committed image
      * with these applied (the {@link #speculative} image), so it goes on to the next recovery step as soon as the
@@ -130,10 +134,6 @@ public final class Controller implements AutoCloseable {
             }
         }
     }
-
-    private long standbyRounds;
-
-    private volatile long standbyTicks;
 
     /** Standby ticks run so far (tests). Any thread. */
     long standbyTicks() {
