@@ -94,13 +94,9 @@ public final class Broker implements AutoCloseable {
         LocalBackend backend;
         if (config.clustered()) {
             RatisLogConfig ratis = ratisConfig(config);
-            if (config.metadataWarmup()
-                    && ratis.voters().stream().anyMatch(voter -> voter.id().equals(config.nodeId()))) {
+            if (config.metadataWarmup()) {
                 LeaderPathWarmup.run(
-                        config.dataDir().resolve("metadata-warmup"),
-                        ratis.self().host(),
-                        ratis,
-                        java.time.Duration.ofSeconds(10));
+                        config.dataDir().resolve("metadata-warmup"), ratis, java.time.Duration.ofSeconds(10));
             }
             metadata = RatisMetadataLog.start(ratis, config.clusterName());
             try {

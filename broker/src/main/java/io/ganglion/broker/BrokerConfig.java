@@ -28,7 +28,7 @@ import java.util.Map;
  *                                      vote in the metadata quorum; this broker's own ports come from its entry.
  *   storage.segment_bytes = 67108864  a replica's log rolls to a new segment file at this size; retention discards
  *                                      whole segments, so smaller ones free space sooner (4096 to 1 GiB)
- *   metadata.warmup = true            a voter runs a throwaway metadata group at start (about 2 s) so that taking
+ *   metadata.warmup = true            a voter runs a throwaway metadata group at start (1.5-3.5 s) so taking
  *                                      over as controller later runs warm code (LeaderPathWarmup)
  * </pre>
  */

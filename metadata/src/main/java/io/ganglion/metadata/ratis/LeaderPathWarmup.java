@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  * <p>Why: when the controller dies, every survivor's JVM has never led (the one that led is the one that died), and
  * taking over ran all of that for the first time: class loading, lambda linking, interpreted code. The controller
  * failover bench went from p50 444 / p99 672 ms to p50 320 / p99 533 ms with this warm-up (docs/benchmarks.md, session
- * 5). The group listens on free ports of {@code host} for 1.5 to 3.5 seconds (longer on a loaded machine), keeps its files in a folder below the
- * broker's data folder, and shares nothing with the real group (its own group id, peers and storage). Its servers stop
+ * 5). The group listens on free ports of the broker's host for 1.5 to 3.5 seconds (longer on a loaded machine),
+ * keeps its files in a folder below the broker's data folder, and shares nothing with the real group (its own group
+ * id, peers and storage). Its servers stop
  * and its files are deleted in the background once it is done. A warm-up that fails or runs past its budget is logged
  * and abandoned; the broker starts anyway, only colder.
  */
@@ -51,10 +52,15 @@ public final class LeaderPathWarmup {
     private LeaderPathWarmup() {}
 
     /**
-     * Runs the warm-up in {@code directory} (created, then deleted) with servers bound to {@code host}, within about
-     * {@code budget}. Returns how long it took, or empty if it failed or ran out of time.
+     * Runs the warm-up in {@code directory} (created, then deleted) for the broker of {@code config}, with servers bound
+     * to its host and its election timeouts, within about {@code budget}. Only a voter can come to lead: for a listener
+     * it does nothing. Returns how long it took, or empty if it did not run, failed or ran out of time.
      */
-    public static Optional<Duration> run(Path directory, String host, RatisLogConfig template, Duration budget) {
+    public static Optional<Duration> run(Path directory, RatisLogConfig config, Duration budget) {
+        if (config.voters().stream().noneMatch(voter -> voter.id().equals(config.nodeId()))) {
+            return Optional.empty();
+        }
+        String host = config.self().host();
         long start = System.nanoTime();
         long deadline = start + budget.toNanos();
         List<RatisMetadataLog> logs = new ArrayList<>();
@@ -67,10 +73,10 @@ public final class LeaderPathWarmup {
             }
             String cluster = "warmup-" + UUID.randomUUID();
             for (Voter voter : voters) {
-                RatisLogConfig config = RatisLogConfig.of(voter.id(), voters, directory.resolve(voter.id()))
-                        .withElectionTimeouts(template.electionTimeoutMin(), template.electionTimeoutMax())
-                        .withProposeTimeout(budget.plus(template.electionTimeoutMax()));
-                logs.add(RatisMetadataLog.start(config, cluster));
+                RatisLogConfig warm = RatisLogConfig.of(voter.id(), voters, directory.resolve(voter.id()))
+                        .withElectionTimeouts(config.electionTimeoutMin(), config.electionTimeoutMax())
+                        .withProposeTimeout(budget.plus(config.electionTimeoutMax()));
+                logs.add(RatisMetadataLog.start(warm, cluster));
             }
             propose(awaitLeader(logs, deadline), logs, deadline);
             Duration took = Duration.ofNanos(System.nanoTime() - start);

@@ -16,12 +16,12 @@ class LeaderPathWarmupTest {
     Path dir;
 
     @Test
-    void shouldElectTwiceCommitAndLeaveNothingBehind() {
+    void shouldElectCommitAndLeaveNothingBehind() {
         RatisLogConfig template = RatisLogConfig.of("n1", List.of(new Voter("n1", "127.0.0.1", 1)), dir.resolve("real"))
                 .withElectionTimeouts(Duration.ofMillis(100), Duration.ofMillis(200));
         Path warmup = dir.resolve("warmup");
 
-        Optional<Duration> took = LeaderPathWarmup.run(warmup, "127.0.0.1", template, Duration.ofSeconds(20));
+        Optional<Duration> took = LeaderPathWarmup.run(warmup, template, Duration.ofSeconds(20));
 
         assertThat(took).isPresent();
         // its servers stop and its files go in the background
@@ -29,6 +29,20 @@ class LeaderPathWarmupTest {
         while (Files.exists(warmup) && System.nanoTime() < deadline) {
             LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
         }
+        assertThat(warmup).doesNotExist();
+    }
+
+    @Test
+    void shouldDoNothingForAListener() {
+        RatisLogConfig listener = RatisLogConfig.of(
+                "n2",
+                List.of(new Voter("n1", "127.0.0.1", 1)),
+                List.of(new Voter("n2", "127.0.0.1", 2)),
+                dir.resolve("real"));
+        Path warmup = dir.resolve("warmup");
+
+        assertThat(LeaderPathWarmup.run(warmup, listener, Duration.ofSeconds(20)))
+                .isEmpty();
         assertThat(warmup).doesNotExist();
     }
 }
