@@ -174,6 +174,11 @@ final class FailoverBench implements Runnable {
             description = "-Xmx of each Ganglion broker (default ${DEFAULT-VALUE})")
     String heap;
 
+    @Option(
+            names = "--broker-jvm",
+            description = "one more JVM option for each Ganglion broker, e.g. --broker-jvm=-XX:+UseG1GC (repeatable)")
+    List<String> brokerJvm = new ArrayList<>();
+
     private final PrintStream console = System.out;
 
     /** One queue in one trial. */
@@ -187,6 +192,8 @@ final class FailoverBench implements Runnable {
             boolean pauseCensored,
             double pauseEndedAfterKillSeconds,
             double firstConfirmSeconds,
+            double gapBeforeSeconds,
+            double gapBeforeEndedSeconds,
             long sent,
             long skipped,
             FailoverStats.Accounting accounting,
@@ -202,6 +209,7 @@ final class FailoverBench implements Runnable {
             int trial,
             String victim,
             String controller,
+            String killedAt,
             double killAtSeconds,
             double restartAtSeconds,
             double restartReadySeconds,
@@ -301,7 +309,9 @@ final class FailoverBench implements Runnable {
             return RabbitMqTarget.start(root, brokers);
         }
         console.println("starting " + brokers + " Ganglion brokers under " + root + " ...");
-        return GanglionTarget.start(root, brokers, List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+        jvm.addAll(brokerJvm);
+        return GanglionTarget.start(root, brokers, jvm);
     }
 
     private int queueCount(FailoverTarget target) {
@@ -363,6 +373,7 @@ final class FailoverBench implements Runnable {
         long restartAtNanos = FailoverStats.NONE;
         long restartReadyNanos = FailoverStats.NONE;
         long killNanos;
+        java.time.Instant killedAt;
         try {
             for (int q = 0; q < names.size(); q++) {
                 FailoverTarget.Placement placement = placements.get(names.get(q));
@@ -384,6 +395,7 @@ final class FailoverBench implements Runnable {
                     () -> progressLine(label, victim, loads, lastConfirmed, origin, killAt), 1, 1, TimeUnit.SECONDS);
             sleepUntil(origin, killAt);
             killNanos = System.nanoTime() - origin;
+            killedAt = java.time.Instant.now();
             target.kill(victim);
             CompletableFuture<long[]> restart = null;
             if (restartAfter >= 0) {
@@ -454,6 +466,7 @@ final class FailoverBench implements Runnable {
                 trial,
                 victim,
                 controller.orElse(null),
+                killedAt.toString(),
                 seconds(killNanos),
                 seconds(restartAtNanos - killNanos),
                 seconds(restartReadyNanos - killNanos),
@@ -541,8 +554,9 @@ final class FailoverBench implements Runnable {
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
         long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
-        long[] beforeKill =
-                FailoverStats.latencies(load.sendTimes, confirms, count, publishFrom + (long) (warmup * SECOND), kill);
+        long measuredFrom = publishFrom + (long) (warmup * SECOND);
+        long[] beforeKill = FailoverStats.latencies(load.sendTimes, confirms, count, measuredFrom, kill);
+        FailoverStats.Pause gapBefore = FailoverStats.longestGap(confirms, measuredFrom, kill);
         long[] afterRecovery = pause.censored()
                 ? new long[0]
                 : FailoverStats.latencies(load.sendTimes, confirms, count, pause.endNanos() + SECOND, publishUntil);
@@ -557,6 +571,8 @@ final class FailoverBench implements Runnable {
                 pause.censored(),
                 seconds(pause.endNanos() - kill),
                 first == FailoverStats.NONE ? Double.NaN : seconds(first - kill),
+                seconds(gapBefore.nanos()),
+                gapBefore.endNanos() == FailoverStats.NONE ? Double.NaN : seconds(gapBefore.endNanos() - kill),
                 count,
                 load.skippedCount(),
                 FailoverStats.account(load.outcomes, load.deliveries, load.redeliveredDuplicates, count),
@@ -642,20 +658,21 @@ final class FailoverBench implements Runnable {
     private void printTrial(Trial trial) {
         console.printf(
                 Locale.ROOT,
-                "%s hold=%s trial %d: killed %s (controller %s) at %.1f s, restarted +%.1f s, back +%.1f s%n",
+                "%s hold=%s trial %d: killed %s (controller %s) at %.1f s (%s), restarted +%.1f s, back +%.1f s%n",
                 trial.scenario(),
                 trial.hold(),
                 trial.trial(),
                 trial.victim(),
                 trial.controller() == null ? "none" : trial.controller(),
                 trial.killAtSeconds(),
+                trial.killedAt(),
                 trial.restartAtSeconds(),
                 trial.restartReadySeconds());
         for (QueueResult q : trial.queues()) {
             FailoverStats.Accounting a = q.accounting();
             console.printf(
                     Locale.ROOT,
-                    "  %-9s lost %-8s pause %6.2fs%s (ended +%5.2fs) first confirm %6s s  sent %d confirmed %d unknown %d (nack %d)"
+                    "  %-9s lost %-8s pause %6.2fs%s (ended +%5.2fs) first confirm %6s s  gap before %5.2fs (ended %6.2fs)  sent %d confirmed %d unknown %d (nack %d)"
                             + " lost %d dup %d (%d redelivered)  p50/p99 before %s/%s ms after %s/%s ms%n",
                     q.queue().substring(q.queue().lastIndexOf('-') + 1),
                     q.role(),
@@ -663,6 +680,8 @@ final class FailoverBench implements Runnable {
                     q.pauseCensored() ? "+" : " ",
                     q.pauseEndedAfterKillSeconds(),
                     fmt2(q.firstConfirmSeconds()),
+                    q.gapBeforeSeconds(),
+                    q.gapBeforeEndedSeconds(),
                     a.sent(),
                     a.confirmed(),
                     a.unknown(),
@@ -722,13 +741,14 @@ final class FailoverBench implements Runnable {
                 + " msg/s per queue; medians [ranges] over trials; pause+ = no confirm after the kill in the window");
         String header = String.format(
                 Locale.ROOT,
-                "%-10s %-7s %-8s %2s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
+                "%-10s %-7s %-8s %2s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
                 "scenario",
                 "hold",
                 "lost",
                 "n",
                 "pause s",
                 "1st confirm s",
+                "gap before s",
                 "unknown",
                 "lost",
                 "duplicates",
@@ -742,13 +762,14 @@ final class FailoverBench implements Runnable {
             boolean censored = s.stream().anyMatch(QueueResult::pauseCensored);
             console.printf(
                     Locale.ROOT,
-                    "%-10s %-7s %-8s %2d %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
+                    "%-10s %-7s %-8s %2d %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
                     row.scenario(),
                     row.hold(),
                     row.role(),
                     s.size(),
                     summary(s, QueueResult::pauseSeconds, "%.2f") + (censored ? "+" : ""),
                     summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
+                    summary(s, QueueResult::gapBeforeSeconds, "%.2f"),
                     summary(s, q -> q.accounting().unknown(), "%.0f"),
                     summary(s, q -> q.accounting().lost(), "%.0f"),
                     summary(s, q -> q.accounting().duplicates(), "%.0f"),
@@ -792,6 +813,7 @@ final class FailoverBench implements Runnable {
             r.put("samples", row.samples().size());
             r.put("pause_s", stats(row.samples(), QueueResult::pauseSeconds));
             r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
+            r.put("longest_gap_before_kill_s", stats(row.samples(), QueueResult::gapBeforeSeconds));
             r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));
             r.put("lost", stats(row.samples(), q -> q.accounting().lost()));
             r.put("duplicates", stats(row.samples(), q -> q.accounting().duplicates()));
@@ -810,6 +832,7 @@ final class FailoverBench implements Runnable {
             t.put("trial", trial.trial());
             t.put("victim", trial.victim());
             t.put("controller", trial.controller());
+            t.put("killed_at", trial.killedAt());
             t.put("kill_at_s", trial.killAtSeconds());
             t.put("restart_issued_after_kill_s", trial.restartAtSeconds());
             t.put("restart_ready_after_kill_s", trial.restartReadySeconds());
@@ -826,6 +849,8 @@ final class FailoverBench implements Runnable {
                 m.put("pause_censored", q.pauseCensored());
                 m.put("pause_ended_after_kill_s", number(q.pauseEndedAfterKillSeconds()));
                 m.put("first_confirm_after_kill_s", number(q.firstConfirmSeconds()));
+                m.put("longest_gap_before_kill_s", number(q.gapBeforeSeconds()));
+                m.put("longest_gap_before_kill_ended_s", number(q.gapBeforeEndedSeconds()));
                 m.put("sent", a.sent());
                 m.put("not_sent_no_channel", q.skipped());
                 m.put("confirmed", a.confirmed());

@@ -64,6 +64,28 @@ final class FailoverStats {
     }
 
     /**
+     * The longest gap between consecutive confirm times within {@code [fromNanos, toNanos)}: the same measure as
+     * {@link #pause} over a window in which nothing failed, so the pause after a kill can be read against the silences
+     * the queue shows anyway (collector pauses, slow forces, scheduling on a busy machine). {@link #NONE} with fewer than
+     * two confirms in the window (as its length and end).
+     */
+    static Pause longestGap(long[] confirmTimes, long fromNanos, long toNanos) {
+        long[] times = Arrays.stream(confirmTimes)
+                .filter(t -> t != NONE && t >= fromNanos && t < toNanos)
+                .sorted()
+                .toArray();
+        long longest = NONE;
+        long end = NONE;
+        for (int i = 1; i < times.length; i++) {
+            if (times[i] - times[i - 1] > longest) {
+                longest = times[i] - times[i - 1];
+                end = times[i];
+            }
+        }
+        return new Pause(longest, end, false);
+    }
+
+    /**
      * The first confirm of a message sent after the kill, or {@link #NONE}: when the queue served again. (Confirms of
      * messages sent before the kill may still arrive just after it and say nothing about recovery.)
      */

@@ -257,11 +257,16 @@ final class JournalWriter implements Runnable {
     private final ByteBuffer buffer;
     private final ConcurrentSkipListMap<Long, Long> closedFiles = new ConcurrentSkipListMap<>();
     private final AtomicReference<Path> spare = new AtomicReference<>();
+    /** Journal files behind a checkpoint kept for reuse as the next file, so it needs no zeros written ahead. */
+    private final java.util.concurrent.ConcurrentLinkedDeque<Path> recycled =
+            new java.util.concurrent.ConcurrentLinkedDeque<>();
+
     private final AtomicLong forces = new AtomicLong();
     private final AtomicLong batches = new AtomicLong();
     private final AtomicLong entries = new AtomicLong();
     private final AtomicLong bytes = new AtomicLong();
     private final AtomicLong spareCounter = new AtomicLong();
+    private final AtomicLong reusedFiles = new AtomicLong();
 
     private FileChannel file;
     private long fileStart;
@@ -280,6 +285,10 @@ final class JournalWriter implements Runnable {
     private boolean wrote;
     /** Start of the run of frames found in the current chunk and not yet copied into {@code buffer}. */
     private int runStart;
+    // the journal run being written (see RecordDescriptor, "Journal runs"): what its commit frame will name
+    private long commitRunStart;
+    private long commitRunFrames;
+    private int commitRunCrcSum;
 
     JournalWriter(
             Path directory,
@@ -411,6 +420,7 @@ final class JournalWriter implements Runnable {
                     journal((Cursor) node);
                 }
             }
+            commit();
             flush();
             if (wrote) {
                 // written whole: the segment writer may put the records in their segments while this is forced
@@ -479,6 +489,8 @@ final class JournalWriter implements Runnable {
         }
         int length = entry.frame.remaining();
         makeRoom(length);
+        commitRunFrames++;
+        commitRunCrcSum += RecordDescriptor.crcField(entry.frame, 0);
         if (entry.type() == RecordType.TRUNCATE
                 || entry.type() == RecordType.SNAPSHOT
                 || entry.type() == RecordType.DELETE) {
@@ -500,7 +512,8 @@ final class JournalWriter implements Runnable {
     /** Flushes the buffer and rolls the file as needed so that {@code length} more bytes fit. */
     private void makeRoom(int length) throws IOException {
         long used = filePosition + buffer.position();
-        if (used + length > config.journalFileBytes() && used > 0) {
+        if (used + length > fileLimit() && used > 0) {
+            commit();
             flush();
             forcing = true;
             roll();
@@ -540,7 +553,7 @@ final class JournalWriter implements Runnable {
             if (!refuse) {
                 int run = position - runStart;
                 long used = filePosition + buffer.position() + run;
-                if ((used + length > config.journalFileBytes() && used > 0) || run + length > buffer.remaining()) {
+                if ((used + length > fileLimit() && used > 0) || run + length > buffer.remaining()) {
                     copyRun(chunk, position, false);
                     makeRoom(length);
                 }
@@ -550,6 +563,8 @@ final class JournalWriter implements Runnable {
                     wrote = true;
                     runStart = position + length;
                 }
+                commitRunFrames++;
+                commitRunCrcSum += RecordDescriptor.crcField(chunk.buffer, position);
             }
             position += length;
             offset++;
@@ -605,6 +620,29 @@ final class JournalWriter implements Runnable {
         segmentWriter.handOver(handover);
     }
 
+    /** Bytes of a journal file that frames may fill: room is always left for the commit frame that ends the run. */
+    private long fileLimit() {
+        return config.journalFileBytes() - RecordDescriptor.COMMIT_LENGTH;
+    }
+
+    /** Ends the current run with its commit frame (in the buffer, written by the next flush); nothing if it is empty. */
+    private void commit() throws IOException {
+        if (commitRunFrames == 0) {
+            return;
+        }
+        if (buffer.remaining() < RecordDescriptor.COMMIT_LENGTH) {
+            flush();
+        }
+        buffer.put(RecordDescriptor.encodeCommit(commitRunStart, commitRunFrames, commitRunCrcSum));
+        startRun(fileStart + filePosition + buffer.position());
+    }
+
+    private void startRun(long position) {
+        commitRunStart = position;
+        commitRunFrames = 0;
+        commitRunCrcSum = 0;
+    }
+
     private void flush() throws IOException {
         buffer.flip();
         int length = buffer.remaining();
@@ -632,6 +670,7 @@ final class JournalWriter implements Runnable {
         DurableFiles.forceDirectory(directory);
         fileStart = start;
         filePosition = 0;
+        startRun(start);
         if (config.preallocateJournal()) {
             spareRequest.run();
         }
@@ -644,11 +683,32 @@ final class JournalWriter implements Runnable {
      */
     private static final int SPARE_FORCE_BYTES = 1 << 20;
 
-    /** Fills the next journal file with zeros ahead of use, forcing every megabyte; on the background thread. */
+    /**
+     * Journal files behind a checkpoint kept for reuse. Two cover the usual case (a checkpoint frees the files of
+     * {@link StorageConfig#checkpointJournalBytes()} at once, the journal then rolls into them one by one).
+     */
+    static final int MAX_RECYCLED = 2;
+
+    /**
+     * Readies the next journal file ahead of use: a file recycled from behind a checkpoint if there is one (its old
+     * frames can never be replayed: see RecordDescriptor, "Journal runs"), else a new one filled with zeros, forcing
+     * every megabyte. On the background thread.
+     */
     void prepareSpare() throws IOException {
         if (spare.get() != null || failure != null) {
             return;
         }
+        Path reused = recycled.pollFirst();
+        if (reused != null) {
+            Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
+            Files.move(reused, path, StandardCopyOption.ATOMIC_MOVE);
+            if (!spare.compareAndSet(null, path)) {
+                Files.deleteIfExists(path);
+            }
+            reusedFiles.incrementAndGet();
+            return;
+        }
+        long began = System.nanoTime();
         Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer zeros = ByteBuffer.allocateDirect(SPARE_FORCE_BYTES);
@@ -664,6 +724,11 @@ final class JournalWriter implements Runnable {
         if (!spare.compareAndSet(null, path)) {
             Files.deleteIfExists(path);
         }
+        LOG.info(
+                "event=journal_spare_prepared dir={} bytes={} ms={}",
+                directory,
+                config.journalFileBytes(),
+                java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
     }
 
     /**
@@ -677,6 +742,7 @@ final class JournalWriter implements Runnable {
                 file.truncate(batchStart);
                 file.force(true);
                 filePosition = batchStart;
+                startRun(fileStart + batchStart);
             } catch (IOException e) {
                 cause.addSuppressed(e);
                 fatal = true;
@@ -774,22 +840,44 @@ final class JournalWriter implements Runnable {
         return forcedPosition;
     }
 
-    /** Deletes closed journal files that end at or before {@code position}; on the checkpointer thread. */
+    /**
+     * Retires closed journal files that end at or before {@code position}: keeps up to {@link #MAX_RECYCLED} whole
+     * preallocated ones for reuse (renamed out of the journal's name space, so recovery never reads them) and deletes
+     * the rest; on the checkpointer thread.
+     */
     void deleteFilesBefore(long position) throws IOException {
         for (Map.Entry<Long, Long> closed : closedFiles.headMap(position, true).entrySet()) {
             if (closed.getValue() <= position) {
-                Files.deleteIfExists(directory.resolve(name(closed.getKey())));
+                Path path = directory.resolve(name(closed.getKey()));
+                if (config.preallocateJournal()
+                        && recycled.size() < MAX_RECYCLED
+                        && Files.exists(path)
+                        && Files.size(path) == config.journalFileBytes()) {
+                    Path keep = directory.resolve("recycled-" + spareCounter.incrementAndGet() + ".tmp");
+                    Files.move(path, keep, StandardCopyOption.ATOMIC_MOVE);
+                    recycled.addLast(keep);
+                } else {
+                    Files.deleteIfExists(path);
+                }
                 closedFiles.remove(closed.getKey());
             }
         }
     }
 
-    /** Deletes a spare file left unused; on close. */
+    /** Deletes a spare file left unused and the files kept for reuse; on close. */
     void deleteSpare() throws IOException {
         Path prepared = spare.getAndSet(null);
         if (prepared != null) {
             Files.deleteIfExists(prepared);
         }
+        for (Path kept = recycled.pollFirst(); kept != null; kept = recycled.pollFirst()) {
+            Files.deleteIfExists(kept);
+        }
+    }
+
+    /** How many journal files were reused instead of filled with zeros. */
+    long reusedFiles() {
+        return reusedFiles.get();
     }
 
     StorageException failure() {

@@ -36,6 +36,14 @@ import java.util.zip.CRC32C;
  * <p>For control records the offset field carries the argument: the last kept offset for {@link RecordType#TRUNCATE},
  * the discard point for {@link RecordType#DISCARD}, the snapshot offset for {@link RecordType#SNAPSHOT}; the epoch
  * field carries the sealed epoch for {@link RecordType#SEAL}.
+ *
+ * <p><b>Journal runs.</b> In a journal file every run of frames the writer wrote (what one batch put in one file) ends
+ * with a {@link RecordType#COMMIT} frame of no payload: object id 0, the offset field the journal position where the
+ * run starts, the epoch field how many frames the run has, the timestamp field the sum (int, wrapping, as an unsigned
+ * value) of their CRC fields. Recovery replays a run only once its commit frame matches it ({@link #commitMatches}).
+ * That is what lets a journal file be reused without zeroing it first: the frames of its previous use are whole and
+ * pass their CRCs, but no commit frame of the previous use names a start position of the current use (positions only
+ * grow), and a torn write that left an old page in the middle of a run changes the run's CRC sum.
  */
 public final class RecordDescriptor {
     public static final int LENGTH_OFFSET = 0;
@@ -50,6 +58,9 @@ public final class RecordDescriptor {
     public static final int HEADER_LENGTH = 44;
 
     public static final byte VERSION = 1;
+
+    /** Frame length of a {@link RecordType#COMMIT} frame. */
+    public static final int COMMIT_LENGTH = HEADER_LENGTH;
 
     /** Result of {@link #check}: the bytes at the position are zero (end of written data). */
     public static final int ZERO = 0;
@@ -176,6 +187,24 @@ public final class RecordDescriptor {
             }
         }
         return true;
+    }
+
+    /** Encodes the commit frame of a journal run (see "Journal runs" above). */
+    static ByteBuffer encodeCommit(long runStart, long frames, int crcSum) {
+        return encode(0, frames, runStart, Integer.toUnsignedLong(crcSum), RecordType.COMMIT, ByteBuffer.allocate(0));
+    }
+
+    /** Whether the commit frame at {@code at} ends a run that started at {@code runStart} with these frames. */
+    static boolean commitMatches(ByteBuffer buffer, int at, long runStart, long frames, int crcSum) {
+        return offset(buffer, at) == runStart
+                && epoch(buffer, at) == frames
+                && timestamp(buffer, at) == Integer.toUnsignedLong(crcSum)
+                && frameLength(buffer, at) == COMMIT_LENGTH;
+    }
+
+    /** The CRC field of the frame at {@code at}. */
+    static int crcField(ByteBuffer buffer, int at) {
+        return buffer.getInt(at + CRC_OFFSET);
     }
 
     public static int frameLength(ByteBuffer buffer, int at) {

@@ -19,7 +19,13 @@ public enum RecordType {
     /** Control: a snapshot at the offset field replaced the log (reseed); the payload is the epoch history. */
     SNAPSHOT(19, false),
     /** Control: the replica was deleted; its files go, and records of the object after it start a new log. */
-    DELETE(20, false);
+    DELETE(20, false),
+    /**
+     * Journal framing, of no replica: ends a run of journal frames (see {@link RecordDescriptor}, "Journal runs"); the
+     * offset field carries the run's start position, the epoch field its frame count, the timestamp field the sum of
+     * its frames' CRCs.
+     */
+    COMMIT(21, false);
 
     private static final RecordType[] BY_CODE = new RecordType[32];
 

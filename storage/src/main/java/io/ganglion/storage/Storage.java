@@ -187,6 +187,37 @@ public final class Storage implements AutoCloseable {
         return end;
     }
 
+    /**
+     * The file position where the last whole run of a journal file ends (see RecordDescriptor, "Journal runs"),
+     * reading from {@code from}. The run {@code from} falls in was forced before the checkpoint that points into it was
+     * written, so its commit frame only has to name a start at or before {@code from}; every later run must match its
+     * commit frame exactly.
+     */
+    private long endOfRuns(FileChannel channel, long fileStart, long from) throws IOException {
+        long[] run = {fileStart + from, 0, 0, from}; // start, frames, CRC sum, end of the last whole run
+        FrameScanner.scan(channel, from, config.maxRecordBytes(), (buffer, at, filePosition) -> {
+            if (RecordDescriptor.type(buffer, at) != RecordType.COMMIT) {
+                run[1]++;
+                run[2] += RecordDescriptor.crcField(buffer, at);
+                return true;
+            }
+            boolean whole = RecordDescriptor.commitMatches(buffer, at, run[0], run[1], (int) run[2])
+                    || (run[3] == from
+                            && from > 0
+                            && RecordDescriptor.offset(buffer, at) < run[0]
+                            && RecordDescriptor.offset(buffer, at) >= fileStart);
+            if (!whole) {
+                return false;
+            }
+            run[3] = filePosition + RecordDescriptor.COMMIT_LENGTH;
+            run[0] = fileStart + run[3];
+            run[1] = 0;
+            run[2] = 0;
+            return true;
+        });
+        return run[3];
+    }
+
     private ReplicaLog recoverReplica(long objectId, CheckpointFile.Checkpoint checkpoint) throws IOException {
         Path replicaDirectory = replicasDirectory.resolve(ReplicaLog.directoryName(objectId));
         Files.createDirectories(replicaDirectory);
@@ -233,9 +264,20 @@ public final class Storage implements AutoCloseable {
             }
             try (FileChannel channel =
                     FileChannel.open(file.getValue(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                long runsEnd = endOfRuns(channel, start, position - start);
+                if (runsEnd < size) {
+                    // what follows the last whole run is zeros, a reused file's old frames or a torn write: never
+                    // replayed, even if this open stops before it checkpoints
+                    channel.truncate(runsEnd);
+                    channel.force(true);
+                    size = runsEnd;
+                }
                 int[] count = {0};
                 FrameScanner.Result result = FrameScanner.scan(
                         channel, position - start, config.maxRecordBytes(), (buffer, at, filePosition) -> {
+                            if (RecordDescriptor.type(buffer, at) == RecordType.COMMIT) {
+                                return true;
+                            }
                             count[0]++;
                             return visitor.frame(buffer, at);
                         });
@@ -523,6 +565,7 @@ public final class Storage implements AutoCloseable {
      * before the segments are forced, so the forced segments hold all of it.
      */
     synchronized void checkpointNow(long forcedPosition) throws IOException {
+        long began = System.nanoTime();
         List<ReplicaLog> all = new ArrayList<>(replicas.values());
         long position = forcedPosition;
         for (ReplicaLog replica : all) {
@@ -582,6 +625,12 @@ public final class Storage implements AutoCloseable {
         }
         checkpoints.incrementAndGet();
         checkpointForces.addAndGet(forced);
+        LOG.info(
+                "event=checkpoint dir={} position={} forces={} ms={}",
+                directory,
+                position,
+                forced,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
     }
 
     /** Waits until the segment writer wrote everything the journal handed it so far. */
@@ -693,6 +742,11 @@ public final class Storage implements AutoCloseable {
     /** Write calls the segment writer made so far (each carries many records under load). */
     public long segmentWrites() {
         return segmentWriter.writes();
+    }
+
+    /** Journal files reused from behind a checkpoint so far, instead of new files filled with zeros. */
+    public long journalFilesReused() {
+        return journal.reusedFiles();
     }
 
     /** Journal entries (records and control records) made durable so far. */

@@ -41,6 +41,31 @@ class StorageTest {
     }
 
     @Test
+    void shouldNeverReplayTheOldFramesOfAReusedJournalFile() throws IOException {
+        // 16 KiB journal files, a checkpoint every two: files behind a checkpoint come back as the next files
+        StorageConfig config = new StorageConfig(4096, 16 * 1024, 32 * 1024, 64 * 1024, 64 * 1024, true, () -> 1L);
+        Storage first = Storage.open(dir, config);
+        appendDurably(first.replica(2), 1, 400); // the first files hold object 2's records
+        assertThat(first.deleteReplica(2)).isTrue();
+        ReplicaLog one = first.replica(1);
+        long last = -1;
+        while (first.journalFilesReused() < 3) {
+            last = appendDurably(one, 1, 20);
+        }
+        last = appendDurably(one, 1, 20); // the journal now writes into a reused file, its old frames after the end
+        assertThat(last).isGreaterThan(400);
+        first.halt();
+        try (Storage storage = Storage.open(dir, config)) {
+            // a replayed old frame of object 2 would bring it back; one of object 1 would cut or repeat its log
+            assertThat(storage.objectIds()).containsExactly(1L);
+            ReplicaLog log = storage.replica(1);
+            assertThat(log.lastOffset()).isEqualTo(last);
+            assertThat(log.damaged()).isFalse();
+            assertPayloads(log, readAll(log));
+        }
+    }
+
+    @Test
     void shouldReplayJournalIntoSegmentsAfterHalt() throws IOException {
         Storage first = Storage.open(dir, smallConfig());
         appendDurably(first.replica(7), 1, 500);

@@ -25,8 +25,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Cuts the journal and a segment at every byte of their last records, and flips bits in them, then reopens: the log
- * holds exactly the records that are whole, contiguous and intact, never a corrupt one; checkpointed data that is
- * gone makes the replica damaged instead of served.
+ * holds exactly the records that are whole, contiguous and intact (in the journal: of the runs whose commit frame is
+ * whole and matches), never a corrupt one; checkpointed data that is gone makes the replica damaged instead of served.
  */
 class StorageTornTailTest {
     private static final long OBJECT = 1;
@@ -59,13 +59,14 @@ class StorageTornTailTest {
 
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
-    void shouldCutTornJournalTailAtLastGoodRecord(boolean preallocated) throws IOException {
+    void shouldCutTornJournalTailAtLastWholeRun(boolean preallocated) throws IOException {
         prepareHalted(preallocated);
         Path journal = onlyJournalFile(pristine);
-        List<Long> ends = frameEnds(journal);
-        assertThat(ends).hasSize(RECORDS);
-        long from = ends.get(RECORDS - TAIL_RECORDS - 1);
-        for (long cut = from; cut <= ends.getLast(); cut++) {
+        List<long[]> frames = journalFrames(journal);
+        List<Long> records = recordEnds(frames);
+        assertThat(records).hasSize(RECORDS);
+        long from = records.get(RECORDS - TAIL_RECORDS - 1);
+        for (long cut = from; cut <= frames.getLast()[0]; cut++) {
             restore();
             deleteSegments(work); // as if the unforced segment writes were lost with the power
             Path torn = onlyJournalFile(work);
@@ -74,7 +75,8 @@ class StorageTornTailTest {
             } else {
                 truncate(torn, cut);
             }
-            int whole = countAtMost(ends, cut);
+            // zeros over a frame's own trailing zeros (a commit frame ends in its zero reserved field) leave it whole
+            int whole = recordsInWholeRuns(frames, cut, preallocated);
             try (Storage storage = Storage.open(work, smallConfig())) {
                 ReplicaLog log = storage.replica(OBJECT);
                 assertThat(log.lastOffset()).as("cut at byte %d", cut).isEqualTo(whole - 1);
@@ -96,13 +98,13 @@ class StorageTornTailTest {
     void shouldCutJournalAtFlippedBitAndServeNothingAfterIt() throws IOException {
         prepareHalted(false);
         Path journal = onlyJournalFile(pristine);
-        List<Long> ends = frameEnds(journal);
-        long from = ends.get(RECORDS - TAIL_RECORDS - 1);
-        for (long at = from; at < ends.getLast(); at++) {
+        List<long[]> frames = journalFrames(journal);
+        long from = recordEnds(frames).get(RECORDS - TAIL_RECORDS - 1);
+        for (long at = from; at < frames.getLast()[0]; at++) {
             restore();
             deleteSegments(work);
             flipBit(onlyJournalFile(work), at, (int) (at % 8));
-            int intact = countAtMost(ends, at); // records wholly before the flipped byte
+            int intact = recordsInWholeRuns(frames, at, false); // records of the runs wholly before the flipped byte
             try (Storage storage = Storage.open(work, smallConfig())) {
                 ReplicaLog log = storage.replica(OBJECT);
                 assertThat(log.lastOffset()).as("bit flipped at byte %d", at).isEqualTo(intact - 1);
@@ -257,8 +259,51 @@ class StorageTornTailTest {
         return ends;
     }
 
-    private static int countAtMost(List<Long> ends, long position) {
-        return (int) ends.stream().filter(end -> end <= position).count();
+    /** Each frame of a journal file as {end, 1 for a commit frame else 0, end of its last byte that is not zero}. */
+    private static List<long[]> journalFrames(Path file) throws IOException {
+        List<long[]> frames = new ArrayList<>();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            FrameScanner.scan(channel, 0, 1 << 20, (buffer, at, position) -> {
+                boolean commit = RecordDescriptor.type(buffer, at) == RecordType.COMMIT;
+                int length = RecordDescriptor.frameLength(buffer, at);
+                int nonZero = length;
+                while (buffer.get(at + nonZero - 1) == 0) {
+                    nonZero--;
+                }
+                frames.add(new long[] {position + length, commit ? 1 : 0, position + nonZero});
+                return true;
+            });
+        }
+        assertThat(frames.getLast()[1])
+                .as("the journal ends with a commit frame")
+                .isEqualTo(1);
+        return frames;
+    }
+
+    private static List<Long> recordEnds(List<long[]> frames) {
+        return frames.stream().filter(f -> f[1] == 0).map(f -> f[0]).toList();
+    }
+
+    /**
+     * Records in the runs whose commit frame ends at or before {@code position}: what recovery may keep. With {@code
+     * zeroed}, the bytes from {@code position} on read as zeros rather than being gone, so a frame whose own last bytes
+     * are zeros stays whole.
+     */
+    private static int recordsInWholeRuns(List<long[]> frames, long position, boolean zeroed) {
+        int whole = 0;
+        int run = 0;
+        for (long[] frame : frames) {
+            if ((zeroed ? frame[2] : frame[0]) > position) {
+                break;
+            }
+            if (frame[1] == 1) {
+                whole += run;
+                run = 0;
+            } else {
+                run++;
+            }
+        }
+        return whole;
     }
 
     private static void truncate(Path file, long size) throws IOException {
