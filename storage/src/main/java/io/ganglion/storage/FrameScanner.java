@@ -36,7 +36,13 @@ final class FrameScanner {
     private FrameScanner() {}
 
     static Result scan(FileChannel channel, long from, int maxFrameLength, Visitor visitor) throws IOException {
-        long size = channel.size();
+        return scan(channel, from, channel.size(), maxFrameLength, visitor);
+    }
+
+    /** The same, reading the file only up to {@code end} (the file's size if it is shorter). */
+    static Result scan(FileChannel channel, long from, long end, int maxFrameLength, Visitor visitor)
+            throws IOException {
+        long size = Math.min(end, channel.size());
         ByteBuffer buffer = ByteBuffer.allocate((int) Math.min(CHUNK, Math.max(4096, size - from)));
         long position = from;
         while (true) {

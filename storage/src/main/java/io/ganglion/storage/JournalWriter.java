@@ -684,10 +684,14 @@ final class JournalWriter implements Runnable {
     private static final int SPARE_FORCE_BYTES = 1 << 20;
 
     /**
-     * Journal files behind a checkpoint kept for reuse. Two cover the usual case (a checkpoint frees the files of
-     * {@link StorageConfig#checkpointJournalBytes()} at once, the journal then rolls into them one by one).
+     * Journal files kept for reuse at most. Two cover the default configuration: a checkpoint frees two files at once
+     * (128 MiB of journal, 64 MiB files), and the journal rolls into them one by one; after an open, two files of zeros
+     * carry the journal to its first checkpoint.
      */
     static final int MAX_RECYCLED = 2;
+
+    /** Names a new file of zeros in the pool of files to reuse (not counted as reused when the journal takes it). */
+    private static final String ZEROS_PREFIX = "zeros-";
 
     /**
      * Readies the next journal file ahead of use: a file recycled from behind a checkpoint if there is one (its old
@@ -698,18 +702,41 @@ final class JournalWriter implements Runnable {
         if (spare.get() != null || failure != null) {
             return;
         }
+        Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
         Path reused = recycled.pollFirst();
         if (reused != null) {
-            Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
             Files.move(reused, path, StandardCopyOption.ATOMIC_MOVE);
-            if (!spare.compareAndSet(null, path)) {
-                Files.deleteIfExists(path);
+            if (!reused.getFileName().toString().startsWith(ZEROS_PREFIX)) {
+                reusedFiles.incrementAndGet();
             }
-            reusedFiles.incrementAndGet();
-            return;
+        } else {
+            writeZeros(path);
         }
+        if (!spare.compareAndSet(null, path)) {
+            Files.deleteIfExists(path);
+        }
+    }
+
+    /**
+     * Fills new files with zeros until {@link #MAX_RECYCLED} are kept for reuse: the files the journal rolls into
+     * before its first checkpoint frees any. On the background thread, once after open.
+     */
+    void fillReusePool() throws IOException {
+        while (recycled.size() < MAX_RECYCLED && failure == null) {
+            Path path = directory.resolve(ZEROS_PREFIX + spareCounter.incrementAndGet() + ".tmp");
+            writeZeros(path);
+            recycled.addLast(path);
+        }
+    }
+
+    /** Hands the writer a whole journal file from before the open, to reuse; before the writer starts. */
+    void keepForReuse(Path file) {
+        recycled.addLast(file);
+    }
+
+    /** Creates {@code path} as a journal file of zeros, forcing every megabyte. */
+    private void writeZeros(Path path) throws IOException {
         long began = System.nanoTime();
-        Path path = directory.resolve("spare-" + spareCounter.incrementAndGet() + ".tmp");
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer zeros = ByteBuffer.allocateDirect(SPARE_FORCE_BYTES);
             long position = 0;
@@ -721,11 +748,8 @@ final class JournalWriter implements Runnable {
             }
             channel.force(true);
         }
-        if (!spare.compareAndSet(null, path)) {
-            Files.deleteIfExists(path);
-        }
         LOG.info(
-                "event=journal_spare_prepared dir={} bytes={} ms={}",
+                "event=journal_file_zeroed dir={} bytes={} ms={}",
                 directory,
                 config.journalFileBytes(),
                 java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
@@ -875,7 +899,7 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    /** How many journal files were reused instead of filled with zeros. */
+    /** How many journal files that held frames were reused instead of new files filled with zeros. */
     long reusedFiles() {
         return reusedFiles.get();
     }

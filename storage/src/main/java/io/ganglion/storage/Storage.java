@@ -102,6 +102,8 @@ public final class Storage implements AutoCloseable {
     private final Set<Long> deletedInJournal = new java.util.HashSet<>();
 
     private CheckpointFile.Checkpoint recoveredCheckpoint = CheckpointFile.Checkpoint.INITIAL;
+    /** Recovery only: journal files kept for the journal writer to reuse. */
+    private final List<Path> reusable = new ArrayList<>();
 
     private Storage(Path directory, StorageConfig config, FileIo io) {
         this.directory = directory;
@@ -172,11 +174,7 @@ public final class Storage implements AutoCloseable {
             replica.finishRecovery();
         }
         checkpointNow(end);
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory)) {
-            for (Path file : stream) {
-                Files.delete(file);
-            }
-        }
+        keepJournalFilesForReuse();
         DurableFiles.forceDirectory(journalDirectory);
         LOG.info(
                 "storage recovered: dir={} replicas={} journalPosition={} damaged={}",
@@ -225,6 +223,42 @@ public final class Storage implements AutoCloseable {
                 this, objectId, replicaDirectory, checkpoint.syncedThrough().getOrDefault(objectId, -1L));
     }
 
+    /**
+     * After recovery every file of the journal directory is behind the checkpoint: keeps up to {@link
+     * JournalWriter#MAX_RECYCLED} + 1 whole preallocated ones (the next file and the pool) as {@code reuse-<i>.tmp},
+     * so a restarted store fills no new journal file with zeros, and deletes the rest.
+     */
+    private void keepJournalFilesForReuse() throws IOException {
+        int keep = config.preallocateJournal() ? JournalWriter.MAX_RECYCLED + 1 : 0;
+        List<Path> whole = new ArrayList<>();
+        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory)) {
+            for (Path file : stream) {
+                if (whole.size() < keep && Files.size(file) == config.journalFileBytes()) {
+                    whole.add(file);
+                } else {
+                    Files.delete(file);
+                }
+            }
+        }
+        for (int i = 0; i < whole.size(); i++) {
+            Path target = journalDirectory.resolve("reuse-" + i + ".tmp");
+            if (!whole.get(i).equals(target)) {
+                // a kept file may hold the name; it is renamed itself in its turn, so go through a name of its own
+                Path aside = journalDirectory.resolve(
+                        "reuse-" + i + "-" + whole.get(i).getFileName() + ".aside");
+                Files.move(whole.get(i), aside, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                whole.set(i, aside);
+            }
+        }
+        for (int i = 0; i < whole.size(); i++) {
+            Path target = journalDirectory.resolve("reuse-" + i + ".tmp");
+            if (!whole.get(i).equals(target)) {
+                Files.move(whole.get(i), target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            }
+            reusable.add(target);
+        }
+    }
+
     /** Receives each good journal frame during recovery; returns false to refuse it as corrupt. */
     @FunctionalInterface
     private interface JournalVisitor {
@@ -264,17 +298,11 @@ public final class Storage implements AutoCloseable {
             }
             try (FileChannel channel =
                     FileChannel.open(file.getValue(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+                // what follows the last whole run is zeros, a reused file's old frames or a torn write: never read
                 long runsEnd = endOfRuns(channel, start, position - start);
-                if (runsEnd < size) {
-                    // what follows the last whole run is zeros, a reused file's old frames or a torn write: never
-                    // replayed, even if this open stops before it checkpoints
-                    channel.truncate(runsEnd);
-                    channel.force(true);
-                    size = runsEnd;
-                }
                 int[] count = {0};
                 FrameScanner.Result result = FrameScanner.scan(
-                        channel, position - start, config.maxRecordBytes(), (buffer, at, filePosition) -> {
+                        channel, position - start, runsEnd, config.maxRecordBytes(), (buffer, at, filePosition) -> {
                             if (RecordDescriptor.type(buffer, at) == RecordType.COMMIT) {
                                 return true;
                             }
@@ -407,10 +435,22 @@ public final class Storage implements AutoCloseable {
                 segmentWriter,
                 completer);
         journalQueue = journal.queue();
+        reusable.forEach(journal::keepForReuse);
+        reusable.clear();
         if (config.preallocateJournal()) {
             journal.prepareSpare(); // open is not latency-critical: start on a preallocated file too
         }
         journal.openFirstFile();
+        if (config.preallocateJournal()) {
+            // the files the journal rolls into before its first checkpoint frees any: zeros now, not under load
+            runInBackground(() -> {
+                try {
+                    journal.fillReusePool();
+                } catch (IOException e) {
+                    LOG.warn("preallocating journal files failed: dir={}", directory, e);
+                }
+            });
+        }
         segmentWriterThread = new Thread(segmentWriter, "ganglion-segments-" + name);
         segmentWriterThread.setDaemon(true);
         segmentWriterThread.start();

@@ -66,6 +66,24 @@ class StorageTest {
     }
 
     @Test
+    void shouldReuseTheJournalFilesOfTheLastRunAfterReopen() throws IOException {
+        StorageConfig config = new StorageConfig(4096, 16 * 1024, 1L << 40, 64 * 1024, 64 * 1024, true, () -> 1L);
+        try (Storage storage = Storage.open(dir, config)) {
+            appendDurably(storage.replica(1), 1, 600); // several 16 KiB journal files, never checkpointed
+        }
+        try (Storage storage = Storage.open(dir, config)) {
+            ReplicaLog log = storage.replica(1);
+            appendDurably(log, 1, 600); // rolls into the files kept from the last run
+            assertThat(storage.journalFilesReused()).isGreaterThanOrEqualTo(1);
+            assertThat(log.lastOffset()).isEqualTo(1199);
+            assertPayloads(log, readAll(log));
+        }
+        try (Storage storage = Storage.open(dir, config)) {
+            assertThat(storage.replica(1).lastOffset()).isEqualTo(1199);
+        }
+    }
+
+    @Test
     void shouldReplayJournalIntoSegmentsAfterHalt() throws IOException {
         Storage first = Storage.open(dir, smallConfig());
         appendDurably(first.replica(7), 1, 500);
