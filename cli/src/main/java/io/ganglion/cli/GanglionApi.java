@@ -48,6 +48,9 @@ final class GanglionApi {
                 continue;
             }
             String owner = row.path("owner").asText();
+            if (owner.isEmpty()) {
+                continue; // not active yet: no placement to report
+            }
             List<String> members = new ArrayList<>();
             members.add(owner);
             // a replicated queue lists its followers; a classic queue has its home only

@@ -888,17 +888,6 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    /** Deletes a spare file left unused and the files kept for reuse; on close. */
-    void deleteSpare() throws IOException {
-        Path prepared = spare.getAndSet(null);
-        if (prepared != null) {
-            Files.deleteIfExists(prepared);
-        }
-        for (Path kept = recycled.pollFirst(); kept != null; kept = recycled.pollFirst()) {
-            Files.deleteIfExists(kept);
-        }
-    }
-
     /** How many journal files that held frames were reused instead of new files filled with zeros. */
     long reusedFiles() {
         return reusedFiles.get();

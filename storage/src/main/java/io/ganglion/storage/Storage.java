@@ -862,7 +862,7 @@ public final class Storage implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            journal.deleteSpare();
+            // the spare and the files kept for reuse stay: the next open keeps them for reuse too
             for (ReplicaLog replica : replicas.values()) {
                 replica.closeFiles();
             }

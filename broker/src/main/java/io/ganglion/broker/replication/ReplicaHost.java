@@ -98,9 +98,11 @@ public final class ReplicaHost {
     /**
      * Payload bytes one {@code ReadLog} answers with at most (at least one record): its records go out in one frame,
      * which must stay below the peer link's max frame length (16 MiB by default). The replica asks again from where
-     * the answer ended (feeding resumes on progress, an install asks its source again).
+     * the answer ended (feeding resumes on progress, an install asks its source again). A read is one task on the
+     * shard, decoded there, and every other queue of the shard waits for it: a returning follower's catch-up read of 4
+     * MiB held the owner's own confirms for tens of milliseconds, so the catch-up goes in smaller steps.
      */
-    static final long READ_LIMIT_BYTES = 4L << 20;
+    static final long READ_LIMIT_BYTES = 512L << 10;
     /** Records and bytes of the newest records one host keeps in heap (see {@link RecentRecords}). */
     private static final int RECENT_RECORDS = 8192;
 
