@@ -61,13 +61,18 @@ public record LiveSet(SortedMap<NodeId, NodeState> nodes) {
         return with(NodeState.live(node, incarnation, nowMs, draining));
     }
 
-    /** The connection to {@code node} closed and did not come back within the eager failover delay. */
-    public LiveSet eagerFailover(NodeId node) {
+    /**
+     * The connection to {@code node} closed and did not come back within the eager failover delay. The node counts as
+     * silent since {@code nowMs} at the earliest: its connection was open until just now, and the heartbeat time this
+     * live set holds may be far older (a controller that just took over has only the committed one, from when the node
+     * last changed status; the follower loss hold is measured from this time).
+     */
+    public LiveSet eagerFailover(NodeId node, long nowMs) {
         NodeState state = nodes.get(node);
         if (state == null || !state.live()) {
             return this;
         }
-        return with(state.down(DownReason.EAGER_FAILOVER));
+        return with(state.down(DownReason.EAGER_FAILOVER, nowMs));
     }
 
     /**
@@ -85,7 +90,8 @@ public record LiveSet(SortedMap<NodeId, NodeState> nodes) {
                 if (next == null) {
                     next = new TreeMap<>(nodes);
                 }
-                next.put(state.node(), state.down(DownReason.LIVENESS_EXPIRY));
+                // silent since the controller took over at the earliest: the heartbeat time may predate it
+                next.put(state.node(), state.down(DownReason.LIVENESS_EXPIRY, leaderSinceMs));
             }
         }
         return next == null ? this : new LiveSet(next);

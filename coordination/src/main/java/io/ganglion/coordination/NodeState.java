@@ -43,6 +43,20 @@ public record NodeState(
         return new NodeState(node, false, lastHeartbeatMs, Objects.requireNonNull(reason), incarnation, draining);
     }
 
+    /**
+     * Down, silent since {@code silentSinceMs} at the earliest: the last sign of life the controller has, which may be
+     * later than the last heartbeat it recorded (a connection open until then; a controller that took over then).
+     */
+    public NodeState down(DownReason reason, long silentSinceMs) {
+        return new NodeState(
+                node,
+                false,
+                Math.max(lastHeartbeatMs, silentSinceMs),
+                Objects.requireNonNull(reason),
+                incarnation,
+                draining);
+    }
+
     /** Same status, incarnation and draining flag: what is committed to the metadata log, heartbeat times aside. */
     public boolean sameStatus(NodeState other) {
         return live == other.live

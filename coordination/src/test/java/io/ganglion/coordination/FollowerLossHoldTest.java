@@ -41,6 +41,39 @@ class FollowerLossHoldTest {
     // The seed note's five cases.
 
     @Test
+    void shouldHoldAFollowerWhoseLastRecordedHeartbeatIsOlderThanTheHold() {
+        // A controller that just took over holds only the committed heartbeat times: from when each node last changed
+        // status, possibly long ago (the old controller never heartbeats to itself). Its connection closing now is what
+        // says when it went silent.
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        cluster.advance(HOLD + 60_000); // no heartbeat of c recorded since
+
+        cluster.kill("c");
+        cluster.advance(100);
+        TickResult result = cluster.tick();
+
+        assertThat(writesPendingRecovery(result)).isFalse();
+        assertThat(result.held()).containsEntry(queue, List.of(node("c")));
+        assertStillServing(queue, before);
+    }
+
+    @Test
+    void shouldCountALivenessExpiryAfterATakeoverFromTheTakeover() {
+        NodeState stale = NodeState.live(node("c"), new Incarnation(1), 1_000, false);
+        LiveSet expired = LiveSet.empty().with(stale).expire(HOLD * 3, 10_000, HOLD * 2);
+
+        NodeState down = expired.node(node("c")).orElseThrow();
+        assertThat(down.live()).isFalse();
+        assertThat(down.lastHeartbeatMs())
+                .as("silent since the takeover at the earliest")
+                .isEqualTo(HOLD * 2);
+        assertThat(new FollowerLossHold(expired, HOLD, HOLD * 2 + 20_000).isLostWithinHold(node("c")))
+                .isTrue();
+    }
+
+    @Test
     void shouldKeepAssignmentWhenFollowerLostWithinHold() {
         cluster.nodes("a", "b", "c");
         ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);

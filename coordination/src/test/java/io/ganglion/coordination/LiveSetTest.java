@@ -33,9 +33,12 @@ class LiveSetTest {
     @Test
     void shouldMarkEagerFailoverAndComeBackOnHeartbeat() {
         LiveSet liveSet = LiveSet.empty().heartbeat(A, new Incarnation(1), false, 10);
-        LiveSet down = liveSet.eagerFailover(A);
+        LiveSet down = liveSet.eagerFailover(A, 15);
         assertThat(down.node(A).orElseThrow().reason()).contains(DownReason.EAGER_FAILOVER);
-        assertThat(down.eagerFailover(A)).isSameAs(down);
+        assertThat(down.node(A).orElseThrow().lastHeartbeatMs())
+                .as("silent since the connection closed")
+                .isEqualTo(15);
+        assertThat(down.eagerFailover(A, 16)).isSameAs(down);
         LiveSet back = down.heartbeat(A, new Incarnation(9), false, 20);
         assertThat(back.isLive(A)).isTrue();
         assertThat(back.node(A).orElseThrow().incarnation()).isEqualTo(new Incarnation(9));
@@ -46,7 +49,7 @@ class LiveSetTest {
         LiveSet liveSet =
                 LiveSet.empty().heartbeat(A, new Incarnation(1), true, 10).heartbeat(B, new Incarnation(2), false, 10);
         assertThat(liveSet.placeableNodes()).containsExactly(B);
-        assertThat(liveSet.eagerFailover(B).placeableNodes()).isEmpty();
+        assertThat(liveSet.eagerFailover(B, 20).placeableNodes()).isEmpty();
     }
 
     @Test
@@ -57,6 +60,6 @@ class LiveSetTest {
         assertThat(committed.heartbeat(A, new Incarnation(2), false, 99).changesSince(committed))
                 .extracting(NodeState::incarnation)
                 .containsExactly(new Incarnation(2));
-        assertThat(committed.eagerFailover(A).changesSince(committed)).hasSize(1);
+        assertThat(committed.eagerFailover(A, 20).changesSince(committed)).hasSize(1);
     }
 }

@@ -69,7 +69,7 @@ class PlacementTest {
                 new ObjectSpec(queue(9, 3).id(), ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, Optional.of(n2));
         Proposal proposal = Placement.propose(
                         List.of(new Placement.Current(preferred, Optional.empty())),
-                        allLive(3).eagerFailover(n2))
+                        allLive(3).eagerFailover(n2, 0))
                 .get(preferred.id());
         assertThat(proposal.owner()).isNotEqualTo(n2);
 
@@ -88,7 +88,7 @@ class PlacementTest {
         NodeId n1 = NodeId.of("n1");
         NodeId n2 = NodeId.of("n2");
         Assignment current = new Assignment(Epoch.of(4), n1, List.of(n2, n0), true);
-        LiveSet liveSet = allLive(4).eagerFailover(n2);
+        LiveSet liveSet = allLive(4).eagerFailover(n2, 0);
 
         Proposal proposal = Placement.propose(
                         List.of(new Placement.Current(queue(0, 3), Optional.of(current))), liveSet)
@@ -104,7 +104,7 @@ class PlacementTest {
         Assignment current = new Assignment(Epoch.of(1), n0, List.of(NodeId.of("n1"), NodeId.of("n2")), true);
         Proposal proposal = Placement.propose(
                         List.of(new Placement.Current(queue(0, 3), Optional.of(current))),
-                        allLive(3).eagerFailover(n0))
+                        allLive(3).eagerFailover(n0, 0))
                 .get(queue(0, 3).id());
         assertThat(proposal.owner()).isEqualTo(NodeId.of("n1"));
         assertThat(proposal.followers()).containsExactly(NodeId.of("n2"));
@@ -112,7 +112,7 @@ class PlacementTest {
 
     @Test
     void shouldProposeNothingWithoutPlaceableNodes() {
-        LiveSet liveSet = allLive(2).eagerFailover(NodeId.of("n0")).eagerFailover(NodeId.of("n1"));
+        LiveSet liveSet = allLive(2).eagerFailover(NodeId.of("n0"), 0).eagerFailover(NodeId.of("n1"), 0);
         assertThat(Placement.propose(List.of(new Placement.Current(queue(0, 3), Optional.empty())), liveSet))
                 .isEmpty();
     }

@@ -53,7 +53,7 @@ final class TickHarness {
     }
 
     void kill(String id) {
-        observed = observed.eagerFailover(node(id));
+        observed = observed.eagerFailover(node(id), now);
     }
 
     void restart(String id, long incarnation) {

@@ -92,7 +92,7 @@ final class SimController {
         cluster.scheduler().after(setting(RuntimeSettings.EAGER_FAILOVER_MS), "eager " + node, () -> {
             Long still = closedAtMs.get(node);
             if (active && still != null && still == closedAt) {
-                observed = observed.eagerFailover(node);
+                observed = observed.eagerFailover(node, cluster.scheduler().now());
                 closedAtMs.remove(node);
             }
         });

@@ -120,7 +120,10 @@ public final class Controller implements AutoCloseable {
                 if (!others.isEmpty()) {
                     NodeId dies = others.get(Math.floorMod(standbyRounds++, others.size()));
                     ControllerTick.run(
-                            image, image.liveSet().eagerFailover(dies), RecoveryBackoff.none(), clock.millis());
+                            image,
+                            image.liveSet().eagerFailover(dies, clock.millis()),
+                            RecoveryBackoff.none(),
+                            clock.millis());
                     standbyTicks++;
                 }
             }
@@ -195,7 +198,7 @@ public final class Controller implements AutoCloseable {
                     Long still = closedAtMs.get(node);
                     if (active && still != null && still == closedAt) {
                         closedAtMs.remove(node);
-                        LiveSet next = observed.eagerFailover(node);
+                        LiveSet next = observed.eagerFailover(node, clock.millis());
                         if (next != observed) {
                             LOG.info("event=eager_failover node={}", node);
                             observed = next;
