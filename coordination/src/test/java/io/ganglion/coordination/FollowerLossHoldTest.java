@@ -38,40 +38,18 @@ class FollowerLossHoldTest {
                 .containsEntry(queue, before);
     }
 
-    // The seed note's five cases.
-
-    @Test
-    void shouldHoldAFollowerWhoseLastRecordedHeartbeatIsOlderThanTheHold() {
-        // A controller that just took over holds only the committed heartbeat times: from when each node last changed
-        // status, possibly long ago (the old controller never heartbeats to itself). Its connection closing now is what
-        // says when it went silent.
-        cluster.nodes("a", "b", "c");
-        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
-        Assignment before = cluster.history(queue).validate().orElseThrow();
-        cluster.advance(HOLD + 60_000); // no heartbeat of c recorded since
-
-        cluster.kill("c");
+    /** Kills {@code follower}, ticks 100 ms later, and checks the queue held it and kept serving. */
+    private void assertHeldThroughKill(ObjectId queue, Assignment before, String follower) {
+        cluster.kill(follower);
         cluster.advance(100);
         TickResult result = cluster.tick();
 
         assertThat(writesPendingRecovery(result)).isFalse();
-        assertThat(result.held()).containsEntry(queue, List.of(node("c")));
+        assertThat(result.held()).containsEntry(queue, List.of(node(follower)));
         assertStillServing(queue, before);
     }
 
-    @Test
-    void shouldCountALivenessExpiryAfterATakeoverFromTheTakeover() {
-        NodeState stale = NodeState.live(node("c"), new Incarnation(1), 1_000, false);
-        LiveSet expired = LiveSet.empty().with(stale).expire(HOLD * 3, 10_000, HOLD * 2);
-
-        NodeState down = expired.node(node("c")).orElseThrow();
-        assertThat(down.live()).isFalse();
-        assertThat(down.lastHeartbeatMs())
-                .as("silent since the takeover at the earliest")
-                .isEqualTo(HOLD * 2);
-        assertThat(new FollowerLossHold(expired, HOLD, HOLD * 2 + 20_000).isLostWithinHold(node("c")))
-                .isTrue();
-    }
+    // The seed note's five cases.
 
     @Test
     void shouldKeepAssignmentWhenFollowerLostWithinHold() {
@@ -80,13 +58,7 @@ class FollowerLossHoldTest {
         Assignment before = cluster.history(queue).validate().orElseThrow();
         assertThat(before.sameMembers(node("a"), List.of(node("b"), node("c")))).isTrue();
 
-        cluster.kill("c");
-        cluster.advance(100);
-        TickResult result = cluster.tick();
-
-        assertThat(writesPendingRecovery(result)).isFalse();
-        assertThat(result.held()).containsEntry(queue, List.of(node("c")));
-        assertStillServing(queue, before);
+        assertHeldThroughKill(queue, before, "c");
         assertThat(cluster.history(queue).eligibleSet().members())
                 .as("the held follower keeps its slot in E")
                 .contains(node("c"));
@@ -324,5 +296,34 @@ class FollowerLossHoldTest {
         assertThat(cluster.history(queue).records())
                 .filteredOn(r -> r instanceof HistoryRecord.SealReceived)
                 .hasSizeGreaterThanOrEqualTo(2);
+    }
+
+    // A controller that took over.
+
+    @Test
+    void shouldHoldAFollowerWhoseLastRecordedHeartbeatIsOlderThanTheHold() {
+        // A controller that just took over holds only the committed heartbeat times: from when each node last changed
+        // status, possibly long ago (the old controller never heartbeats to itself). Its connection closing now is what
+        // says when it went silent.
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        cluster.advance(HOLD + 60_000); // no heartbeat of c recorded since
+
+        assertHeldThroughKill(queue, before, "c");
+    }
+
+    @Test
+    void shouldCountALivenessExpiryAfterATakeoverFromTheTakeover() {
+        NodeState stale = NodeState.live(node("c"), new Incarnation(1), 1_000, false);
+        LiveSet expired = LiveSet.empty().with(stale).expire(HOLD * 3, 10_000, HOLD * 2);
+
+        NodeState down = expired.node(node("c")).orElseThrow();
+        assertThat(down.live()).isFalse();
+        assertThat(down.lastHeartbeatMs())
+                .as("silent since the takeover at the earliest")
+                .isEqualTo(HOLD * 2);
+        assertThat(new FollowerLossHold(expired, HOLD, HOLD * 2 + 20_000).isLostWithinHold(node("c")))
+                .isTrue();
     }
 }

@@ -102,6 +102,8 @@ public final class Storage implements AutoCloseable {
     private final Set<Long> deletedInJournal = new java.util.HashSet<>();
 
     private CheckpointFile.Checkpoint recoveredCheckpoint = CheckpointFile.Checkpoint.INITIAL;
+    /** Recovery only: per journal file (by start position), where its last whole run ends. */
+    private final Map<Long, Long> journalRunEnds = new HashMap<>();
     /** Recovery only: journal files kept for the journal writer to reuse. */
     private final List<Path> reusable = new ArrayList<>();
 
@@ -299,7 +301,9 @@ public final class Storage implements AutoCloseable {
             try (FileChannel channel =
                     FileChannel.open(file.getValue(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
                 // what follows the last whole run is zeros, a reused file's old frames or a torn write: never read
-                long runsEnd = endOfRuns(channel, start, position - start);
+                Long known = journalRunEnds.get(start); // pass 2 reads up to where pass 1 found the last whole run
+                long runsEnd = known != null ? known : endOfRuns(channel, start, position - start);
+                journalRunEnds.put(start, runsEnd);
                 int[] count = {0};
                 FrameScanner.Result result = FrameScanner.scan(
                         channel, position - start, runsEnd, config.maxRecordBytes(), (buffer, at, filePosition) -> {
