@@ -86,7 +86,9 @@ class LocalBackendTest {
                             .get(10, TimeUnit.SECONDS))
                     .isEqualTo(1L);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (storage.existingReplica(objectId).isPresent() && System.nanoTime() < deadline) {
+            // the replica leaves the store's map before its files are removed: wait for both
+            while ((storage.existingReplica(objectId).isPresent() || Files.exists(replicaDir))
+                    && System.nanoTime() < deadline) {
                 TimeUnit.MILLISECONDS.sleep(10);
             }
             assertThat(storage.existingReplica(objectId))
