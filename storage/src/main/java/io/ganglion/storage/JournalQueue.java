@@ -38,7 +38,10 @@ abstract class JournalQueueHead extends JournalQueueMiddle {
  * consumer returns is unlinked from the queue (the consumer's {@code head} moved past it, or the stub was put behind
  * it), so it may be added again at once: a replica's cursor is re-added as soon as the writer took it. Between a
  * producer's swap and its link ({@code prev.next = node}) the queue looks empty to the consumer; that producer then
- * reads {@code waiting} after linking, so a consumer that went to sleep meanwhile is woken. Only the producer that
+ * reads {@code waiting} after linking, so a consumer that went to sleep meanwhile is woken. Both sides store one field
+ * and then load the other, so both need a full fence in between: the link is a release store, and a release store
+ * followed by a load of another field may be reordered (a lost wake-up that left the writer asleep with a replica's
+ * records queued until the next append came, for ever in a test with no next append). Only the producer that
  * takes {@code waiting} (swaps it to null) wakes the consumer: a wake-up is a system call, and while a woken consumer
  * waits to be scheduled every other producer would otherwise make one too. One thread at a time consumes: the journal
  * writer, or the closing thread after it stopped.
@@ -84,6 +87,9 @@ final class JournalQueue extends JournalQueueHead {
     /** Adds a node that is in no queue; any thread, never blocks. */
     void add(Node node) {
         link(node);
+        // The link is a release store, which a later load may overtake (x86's store buffer does): without a fence
+        // this thread could read waiting as null while the consumer, announcing its sleep, still saw no link.
+        VarHandle.fullFence();
         if (waiting != null) {
             Thread sleeper = (Thread) WAITING.getAndSet(this, (Thread) null);
             if (sleeper != null) {
@@ -131,6 +137,7 @@ final class JournalQueue extends JournalQueueHead {
         Node node = poll();
         while (node == null) {
             waiting = Thread.currentThread();
+            VarHandle.fullFence(); // the announcement before the look: the other half of add's fence
             node = poll();
             if (node == null) {
                 LockSupport.park(this);

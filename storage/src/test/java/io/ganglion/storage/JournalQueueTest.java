@@ -86,4 +86,42 @@ class JournalQueueTest {
         assertThat(taken.get()).isEqualTo((long) producers * offersEach);
         assertThat(all).allSatisfy(work -> assertThat(work.pending.get()).isZero());
     }
+
+    /**
+     * One node handed back and forth: the producer adds it just as the consumer goes to sleep on an empty queue, the
+     * moment a lost wake-up would leave the consumer asleep for good (no later add comes to rescue it). The producer
+     * links its node and then reads whether the consumer sleeps; the consumer announces its sleep and then looks for
+     * the link: unless both orders hold (a store, then a load of another field), each can miss the other.
+     */
+    @Test
+    void shouldWakeTheConsumerForTheLastNodeAddedAsItGoesToSleep() throws Exception {
+        JournalQueue queue = new JournalQueue();
+        JournalQueue.Node node = new JournalQueue.Node();
+        int rounds = 200_000;
+        AtomicLong taken = new AtomicLong();
+        Thread consumer = new Thread(() -> {
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    queue.take();
+                    taken.incrementAndGet();
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        consumer.setDaemon(true);
+        consumer.start();
+        for (int i = 0; i < rounds; i++) {
+            queue.add(node);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (taken.get() <= i) {
+                assertThat(System.nanoTime())
+                        .as("round %d: the consumer was not woken for the node added", i)
+                        .isLessThan(deadline);
+                Thread.onSpinWait();
+            }
+        }
+        consumer.join(TimeUnit.SECONDS.toMillis(10));
+        assertThat(taken.get()).isEqualTo(rounds);
+    }
 }

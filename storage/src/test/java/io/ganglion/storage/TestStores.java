@@ -3,11 +3,14 @@ package io.ganglion.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /** Shared helpers for storage tests: a small config, deterministic payloads, waiting on futures. */
 final class TestStores {
@@ -36,9 +39,26 @@ final class TestStores {
     static <T> T await(CompletableFuture<T> future) {
         try {
             return future.get(30, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            throw new AssertionError("future did not complete within 30 s; threads:\n" + threadDump(), e);
         } catch (Exception e) {
             throw new AssertionError("future did not complete normally", e);
         }
+    }
+
+    /** Every live thread's stack, for a test that waited in vain. */
+    static String threadDump() {
+        StringBuilder dump = new StringBuilder();
+        for (ThreadInfo info : ManagementFactory.getThreadMXBean().dumpAllThreads(true, true)) {
+            dump.append(info.getThreadName())
+                    .append(' ')
+                    .append(info.getThreadState())
+                    .append('\n');
+            for (StackTraceElement frame : info.getStackTrace()) {
+                dump.append("    at ").append(frame).append('\n');
+            }
+        }
+        return dump.toString();
     }
 
     /** Appends {@code count} records as the owner and waits until the last is durable. Returns the last offset. */
