@@ -110,6 +110,14 @@ public final class AcceptedHistory {
      * that is already reflected (a second seal from the same node, an install already known) is accepted and changes
      * nothing, so replies retried by brokers are harmless.
      */
+    /**
+     * Whether {@code record} is reflected already: appending it would be accepted and change nothing (a reply a broker
+     * sent again, or one already proposed). A controller need not propose it.
+     */
+    public boolean reflects(HistoryRecord record) {
+        return append(record) instanceof HistoryOutcome.Accepted accepted && accepted.history() == this;
+    }
+
     public HistoryOutcome append(HistoryRecord record) {
         return switch (record) {
             case Created created -> reject("object " + id() + " already exists");

@@ -93,6 +93,27 @@ class AcceptedHistoryTest {
     }
 
     @Test
+    void shouldTellARecordItReflectsAlreadyFromOneThatChangesIt() {
+        AcceptedHistory history = append(activeOnAbc(), new RecoveryPending(Epoch.of(2), B, List.of(C)));
+        assertThat(history.reflects(seal(B, 1, 10))).isFalse();
+        history = append(history, seal(B, 1, 10));
+        assertThat(history.reflects(seal(B, 1, 10)))
+                .as("the same reply again: no need to propose it")
+                .isTrue();
+        assertThat(history.reflects(seal(C, 1, 10))).isFalse();
+        history = append(history, seal(C, 1, 10));
+        history = append(history, new RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 10)));
+        assertThat(history.reflects(new RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 10))))
+                .isTrue();
+        assertThat(history.reflects(new MemberInstalled(Epoch.of(2), B))).isFalse();
+        history = append(history, new MemberInstalled(Epoch.of(2), B));
+        assertThat(history.reflects(new MemberInstalled(Epoch.of(2), B))).isTrue();
+        assertThat(history.reflects(new MemberInstalled(Epoch.of(2), A)))
+                .as("a rejected record is not reflected: proposing it is the state machine's call")
+                .isFalse();
+    }
+
+    @Test
     void shouldOrderLogPositionsByEpochFirst() {
         assertThat(LogPosition.of(2, 3)).isGreaterThan(LogPosition.of(1, 100));
         assertThat(LogPosition.of(1, 4)).isGreaterThan(LogPosition.of(1, 3));

@@ -328,9 +328,24 @@ public final class Controller implements AutoCloseable {
                 log.propose(new MetadataCommand.Coordination(command));
                 return;
             }
+            if (reflected(command)) {
+                // a reply to a request sent again (every step of a recovery sends the ones still unanswered): each
+                // copy proposed was one more metadata commit ahead of the recovery's next step
+                LOG.debug("event=recovery_reply_known command={}", command);
+                return;
+            }
             proposePipelined(List.of(command));
             tickNow();
         });
+    }
+
+    /** Whether the committed image with the commands in flight already holds what {@code command} would add. */
+    private boolean reflected(CoordinationCommand command) {
+        return command instanceof CoordinationCommand.AppendHistory append
+                && speculative(log.image().coordination())
+                        .object(append.id())
+                        .map(history -> history.reflects(append.record()))
+                        .orElse(false);
     }
 
     /** The next tick now instead of at its time. On the controller thread. */
