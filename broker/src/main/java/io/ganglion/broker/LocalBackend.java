@@ -252,6 +252,9 @@ final class LocalBackend implements BrokerBackend {
                     continue;
                 }
                 views.put(object, key);
+                // when this broker learned of a role: with the controller's history_committed lines, where a
+                // recovery's time went (a metadata follower learns of a commit after the leader)
+                LOG.info("event=replica_assignment object={} assignment={}", object, key);
                 Optional<ReplicaHost> host = current.host(object);
                 if (host.isEmpty()) {
                     continue;

@@ -152,6 +152,13 @@ public final class Replica {
 
         long next;
         long truncateFrom = -1;
+        /**
+         * A Replicate told the follower to truncate (or a Snapshot to reseed): it is sent nothing more until it reports
+         * again. The owner feeds it from {@link #next} as if it had cut its divergent suffix; if that message was lost,
+         * a later record landing just past the old end would follow the suffix, a second log of this epoch.
+         */
+        boolean cutUnconfirmed;
+
         long reportedEnd = -1;
         /** The follower's durable offset within the prefix it shares with the owner: what counts for W. */
         long matched = -1;
@@ -482,6 +489,13 @@ public final class Replica {
             lastOwnedEpoch = epoch.value();
             lastOwnedDeliverFromMs = deliverFrom;
             appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
+            // Ask each follower where it stands. One that took the epoch before this role existed sent its first
+            // report already, and it was dropped: without this the owner learned of it only from its next periodic
+            // report or the first lease renewal, 100 ms on, and confirmed nothing meanwhile (the failover bench).
+            for (Peer peer : owner.peers.values()) {
+                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs, start));
+                peer.lastStampMs = nowMs;
+            }
         } else if (assignment.followers().contains(self)) {
             if (follower != null && follower.epoch.equals(epoch) && follower.owner.equals(assignment.owner())) {
                 return;
@@ -558,7 +572,7 @@ public final class Replica {
     /** Sends a record just appended to every follower that is live (fed up to it) and within its window. */
     private void stream(Record record, long nowMs) {
         for (Peer peer : owner.peers.values()) {
-            if (!peer.synced || peer.reading || peer.next != record.offset()) {
+            if (!peer.synced || peer.reading || peer.cutUnconfirmed || peer.next != record.offset()) {
                 continue;
             }
             if (windowRoom(peer) > 0 && peer.inflightBytes + record.size() <= config.windowBytes()) {
@@ -574,6 +588,7 @@ public final class Replica {
 
     private void sendRecords(Peer peer, List<Record> records, long nowMs) {
         send(peer.node, new Replicate(owner.epoch, peer.truncateFrom, records, nowMs, start));
+        peer.cutUnconfirmed = peer.truncateFrom >= 0;
         peer.truncateFrom = -1;
         peer.lastSentMs = nowMs;
         peer.lastStampMs = nowMs;
@@ -586,7 +601,7 @@ public final class Replica {
 
     /** Feeds a follower that is behind the live stream from the log, within its window. */
     private void feed(Peer peer, long nowMs) {
-        if (owner == null || !owner.started || !peer.synced || peer.reading) {
+        if (owner == null || !owner.started || !peer.synced || peer.reading || peer.cutUnconfirmed) {
             return;
         }
         if (peer.next < start) {
@@ -594,6 +609,8 @@ public final class Replica {
             peer.next = start;
             peer.truncateFrom = -1;
             peer.lastSentMs = nowMs;
+            peer.cutUnconfirmed = true;
+            return;
         }
         if (peer.next > end) {
             if (peer.truncateFrom >= 0) {
@@ -618,6 +635,7 @@ public final class Replica {
             return;
         }
         peer.lastHeardMs = nowMs;
+        peer.cutUnconfirmed = false; // its log as it is now: a prefix of ours, or cut again below
         if (progress.echoMs() <= nowMs) {
             peer.echoMs = Math.max(peer.echoMs, progress.echoMs());
         }

@@ -240,8 +240,28 @@ final class Harness {
         network.addAll(kept);
     }
 
+    /** Delivers messages in order until none are left; those {@code lost} picks are dropped on the way. */
+    void deliverAllDropping(java.util.function.Predicate<PeerMessage> lost) {
+        while (!network.isEmpty()) {
+            if (lost.test(network.peek().message())) {
+                network.poll();
+            } else {
+                deliverOne();
+            }
+        }
+    }
+
     int inFlight() {
         return network.size();
+    }
+
+    /** Records travelling in Replicate messages now. */
+    int recordsInFlight() {
+        return network.stream()
+                .mapToInt(m -> m.message() instanceof PeerMessage.Replicate r
+                        ? r.records().size()
+                        : 0)
+                .sum();
     }
 
     void dropAll() {

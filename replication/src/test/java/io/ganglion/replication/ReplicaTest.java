@@ -37,9 +37,9 @@ class ReplicaTest {
         assertThat(owner.refusals())
                 .singleElement()
                 .satisfies(r -> assertThat(r.reason()).contains("not durable"));
-        assertThat(harness.inFlight())
+        assertThat(harness.recordsInFlight())
                 .as("nothing streamed before the epoch start is durable")
-                .isEqualTo(2);
+                .isZero();
         owner.sync();
         harness.publish("a", 1, 1, 2);
         assertThat(owner.log).hasSize(2);
@@ -386,6 +386,55 @@ class ReplicaTest {
         assertThat(b.log).isEqualTo(a.log);
     }
 
+    /**
+     * Seed 458 of the simulator: a deposed owner, not sealed, follows the new owner with a divergent suffix of its own
+     * epoch. The Replicate that tells it to truncate is lost, and the owner streams its next records as to a follower
+     * that truncated. The follower skips those at offsets it holds and appends the first past its end: a record of the
+     * new epoch after its divergent suffix, a second log of that epoch, which it then never cuts (a truncation that
+     * would cut records of the epoch it follows is stale). After a truncation the owner sends that follower nothing
+     * more until it reports again.
+     */
+    @Test
+    void shouldNotStreamPastATruncationTheFollowerMayNotHaveApplied() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 3; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // everyone holds 1@0..3
+        Harness.Node a = harness.node("a");
+        harness.cut.add(a.id);
+        for (int i = 3; i < 7; i++) {
+            harness.publish("a", 1, 1, i); // only a holds 1@4..7
+        }
+        a.sync();
+        harness.dropAll();
+        harness.cut.clear();
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c"), a.id), true);
+        harness.assign(second, 2, Set.of(NodeId.of("b"), NodeId.of("c"))); // b writes 2@4; a reports 1@0..7
+        harness.node("b").sync();
+        for (int round = 0; round < 10; round++) {
+            harness.deliverAllDropping(m -> m instanceof PeerMessage.Replicate r && r.truncateFrom() >= 0);
+            harness.nodes.values().forEach(Harness.Node::sync);
+        }
+        assertThat(a.effectsOf(ReplicaEffect.Truncate.class))
+                .as("every truncation was lost")
+                .isEmpty();
+        for (int i = 0; i < 6; i++) {
+            harness.publish("b", 2, 2, i); // 2@5..10
+        }
+        harness.settle();
+        assertThat(a.log.stream().filter(r -> r.epoch().equals(Epoch.of(2))).toList())
+                .as("no record of epoch 2 after a's divergent suffix")
+                .isEmpty();
+        harness.tick(100); // a reports again
+        harness.settle();
+        assertThat(a.log).isEqualTo(harness.node("b").log);
+        assertThat(harness.node("b").replica.commitOffset()).isEqualTo(10);
+    }
+
     @Test
     void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
         ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100);
@@ -674,6 +723,37 @@ class ReplicaTest {
                 .allMatch(t -> t >= activatedAt + 500);
         assertThat(successor.get(0)).isLessThanOrEqualTo(activatedAt + 510);
         assertThat(deposed.get(deposed.size() - 1)).isLessThan(successor.get(0));
+    }
+
+    /**
+     * The failover bench: the follower of a new epoch took its role (and sent its first progress) before the new
+     * owner took its own, so the owner, with no role yet, dropped that report; it then knew nothing of the follower
+     * until the follower's next periodic report or its own lease renewal, 100 ms later, and confirmed nothing
+     * meanwhile. The new owner now asks each follower where it stands when it takes the epoch.
+     */
+    @Test
+    void shouldSyncWithAFollowerWhoseFirstReportCameBeforeTheOwnerTookTheEpoch() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 3; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle();
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        Set<NodeId> installed = Set.copyOf(second.members());
+        // the follower first: its report reaches b before b took epoch 2
+        harness.node("c").on(new ReplicaEvent.Assigned(second, 2, installed, 60_000));
+        harness.deliverAll();
+        harness.node("b").on(new ReplicaEvent.Assigned(second, 2, installed, 60_000));
+        harness.settle(); // no time passes: no tick, no periodic report, no lease renewal
+        harness.publish("b", 2, 2, 1);
+        harness.settle();
+        assertThat(harness.node("b").confirms())
+                .as("confirmed on b and c without waiting for a timer")
+                .containsExactly(new ReplicaEffect.Confirm(new PublishId(2, 1), 5));
     }
 
     @Test
