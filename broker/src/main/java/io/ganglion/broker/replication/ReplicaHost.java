@@ -535,7 +535,12 @@ public final class ReplicaHost {
             outstanding.add(publish.id());
         }
         Optional<Epoch> ownedBefore = replica.ownedEpoch();
+        Optional<Epoch> owningBefore = replica.owning();
         executeAll(replica.onEvent(event, context.clockMs().getAsLong()), ownedBefore);
+        if (replica != null && owningBefore.isEmpty()) {
+            // the epoch start is durable here: from now on publishes are admitted (a recovery's timeline in the logs)
+            replica.owning().ifPresent(epoch -> LOG.info("event=owner_started object={} epoch={}", object, epoch));
+        }
     }
 
     private void execute(ReplicaEffect effect) {
