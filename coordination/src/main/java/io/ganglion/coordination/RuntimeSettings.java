@@ -33,7 +33,7 @@ public final class RuntimeSettings {
     public static final Setting EXPIRY_MS = new Setting(
             "liveness.expiry_ms",
             Type.DURATION_MS,
-            1_000,
+            2_000,
             20,
             600_000,
             "a broker not heard from for this long leaves the live set");

@@ -72,9 +72,9 @@ class SettingsTest {
 
     @Test
     void shouldRejectHeartbeatNotBelowExpiry() {
-        assertThatThrownBy(() -> Settings.defaults().with("liveness.heartbeat_ms", "1000"))
+        assertThatThrownBy(() -> Settings.defaults().with("liveness.heartbeat_ms", "2000"))
                 .isInstanceOf(SettingException.class)
-                .hasMessageContaining("liveness.heartbeat_ms (1000) must be below liveness.expiry_ms (1000)");
+                .hasMessageContaining("liveness.heartbeat_ms (2000) must be below liveness.expiry_ms (2000)");
     }
 
     @Test
