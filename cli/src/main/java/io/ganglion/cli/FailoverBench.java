@@ -128,6 +128,14 @@ final class FailoverBench implements Runnable {
     double warmup;
 
     @Option(
+            names = "--first-warmup",
+            defaultValue = "30",
+            description = "seconds of load before the measured part of the run's first trial, left out of every figure:"
+                    + " freshly started JVMs compile for about the first half minute of load (default"
+                    + " ${DEFAULT-VALUE}; 0 to use --warmup)")
+    double firstWarmup;
+
+    @Option(
             names = "--duration-after",
             defaultValue = "30",
             description = "seconds of load after the kill (default ${DEFAULT-VALUE})")
@@ -225,13 +233,15 @@ final class FailoverBench implements Runnable {
             console.println("bench failover: " + target.description());
             console.printf(
                     Locale.ROOT,
-                    "  %d queues %s, %d msg/s each, %d B bodies, %s s warm-up, %s s before and %s s after the kill,"
+                    "  %d queues %s, %d msg/s each, %d B bodies, %s s warm-up (%s s in the first trial), %s s before and"
+                            + " %s s after the kill,"
                             + " restart %s, unknown after %s s, %d trial(s)%n",
                     queueCount(target),
                     queueArgs,
                     rate,
                     size,
                     fmt(warmup),
+                    fmt(Math.max(warmup, firstWarmup)),
                     fmt(before),
                     fmt(after),
                     restartAfter < 0 ? "after the load" : "+" + fmt(restartAfter) + " s",
@@ -246,7 +256,9 @@ final class FailoverBench implements Runnable {
                 }
                 for (String hold : holdValues) {
                     for (int trial = 1; trial <= trials; trial++) {
-                        results.add(runTrial(target, scenario, hold, trial, stamp));
+                        // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
+                        double warm = results.isEmpty() ? Math.max(warmup, firstWarmup) : warmup;
+                        results.add(runTrial(target, scenario, hold, trial, stamp, warm));
                     }
                 }
             }
@@ -260,7 +272,14 @@ final class FailoverBench implements Runnable {
     }
 
     private void validate() {
-        if (trials < 1 || rate < 1 || size < 16 || before < 2 || after < 2 || timeout <= 0 || warmup < 0) {
+        if (trials < 1
+                || rate < 1
+                || size < 16
+                || before < 2
+                || after < 2
+                || timeout <= 0
+                || warmup < 0
+                || firstWarmup < 0) {
             throw new Main.UsageError(
                     "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0");
         }
@@ -335,7 +354,8 @@ final class FailoverBench implements Runnable {
         return values;
     }
 
-    private Trial runTrial(FailoverTarget target, String scenario, String hold, int trial, String stamp)
+    private Trial runTrial(
+            FailoverTarget target, String scenario, String hold, int trial, String stamp, double trialWarmup)
             throws IOException, InterruptedException {
         String label = String.format(Locale.ROOT, "%s hold=%s trial %d/%d", scenario, hold, trial, trials);
         target.awaitHealthy();
@@ -358,10 +378,10 @@ final class FailoverBench implements Runnable {
 
         long origin = System.nanoTime();
         long publishFrom = SECOND / 2;
-        long killAt = publishFrom + (long) ((warmup + before) * SECOND);
+        long killAt = publishFrom + (long) ((trialWarmup + before) * SECOND);
         long publishUntil = killAt + (long) (after * SECOND);
         int capacity =
-                (int) Math.min(Integer.MAX_VALUE - 8, (long) ((warmup + before + after + 2) * rate * 1.1) + 1000);
+                (int) Math.min(Integer.MAX_VALUE - 8, (long) ((trialWarmup + before + after + 2) * rate * 1.1) + 1000);
         long runId = new SecureRandom().nextLong();
         List<FailoverWorkload> loads = new ArrayList<>();
         List<String> clientNodes = new ArrayList<>();
@@ -458,7 +478,8 @@ final class FailoverBench implements Runnable {
                     clientNodes.get(q),
                     publishFrom,
                     killNanos,
-                    publishUntil));
+                    publishUntil,
+                    trialWarmup));
         }
         Trial result = new Trial(
                 scenario,
@@ -549,12 +570,13 @@ final class FailoverBench implements Runnable {
             String client,
             long publishFrom,
             long kill,
-            long publishUntil) {
+            long publishUntil,
+            double trialWarmup) {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
         long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
-        long measuredFrom = publishFrom + (long) (warmup * SECOND);
+        long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         long[] beforeKill = FailoverStats.latencies(load.sendTimes, confirms, count, measuredFrom, kill);
         FailoverStats.Pause gapBefore = FailoverStats.longestGap(confirms, measuredFrom, kill);
         long[] afterRecovery = pause.censored()
@@ -797,6 +819,7 @@ final class FailoverBench implements Runnable {
         config.put("rate_per_queue", rate);
         config.put("body_bytes", size);
         config.put("warmup_seconds", warmup);
+        config.put("first_trial_warmup_seconds", Math.max(warmup, firstWarmup));
         config.put("seconds_before", before);
         config.put("seconds_after", after);
         config.put("restart_after_seconds", restartAfter);
