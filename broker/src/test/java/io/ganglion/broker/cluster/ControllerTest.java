@@ -7,12 +7,16 @@ import io.ganglion.coordination.DownReason;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.NodeState;
+import io.ganglion.metadata.MetadataCommand;
+import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -78,11 +82,11 @@ class ControllerTest {
             for (NodeId node : List.of(A, B, new NodeId("c"))) {
                 live.add(new NodeState(node, true, 0, null, new Incarnation(1), false));
             }
-            file.propose(new io.ganglion.metadata.MetadataCommand.Coordination(
+            file.propose(new MetadataCommand.Coordination(
                             new io.ganglion.coordination.CoordinationCommand.CommitLiveSet(live)))
                     .get(10, TimeUnit.SECONDS);
             long appliedBefore = file.image().appliedIndex();
-            MetadataLog follower = new NotLeading(file);
+            MetadataLog follower = new Passing(file, false, new ArrayList<>());
             try (Controller controller = new Controller(A, follower, Clock.systemUTC(), request -> {})) {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
                 while (controller.standbyTicks() < 3 && System.nanoTime() < deadline) {
@@ -106,12 +110,12 @@ class ControllerTest {
     @Test
     void shouldNotProposeARecoveryReplyTheImageHoldsAlready() throws Exception {
         NodeId c = new NodeId("c");
-        List<io.ganglion.metadata.MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
         try (MetadataLog file = FileMetadataLogs.open(dir)) {
-            MetadataLog counting = new Counting(file, proposed);
+            MetadataLog counting = new Passing(file, true, proposed);
             java.util.concurrent.atomic.AtomicReference<Controller> self =
                     new java.util.concurrent.atomic.AtomicReference<>();
-            java.util.function.Consumer<io.ganglion.coordination.RecoveryRequest> answerTwice = request -> {
+            Consumer<io.ganglion.coordination.RecoveryRequest> answerTwice = request -> {
                 io.ganglion.coordination.CoordinationCommand reply = switch (request) {
                     case io.ganglion.coordination.RecoveryRequest.Install install ->
                         new io.ganglion.coordination.CoordinationCommand.AppendHistory(
@@ -143,7 +147,7 @@ class ControllerTest {
                 awaitImage(
                         file, states -> states.stream().filter(NodeState::live).count() == 3);
                 io.ganglion.coordination.ObjectId queue = io.ganglion.coordination.ObjectId.of("/", "q");
-                counting.propose(new io.ganglion.metadata.MetadataCommand.Coordination(
+                counting.propose(new MetadataCommand.Coordination(
                                 new io.ganglion.coordination.CoordinationCommand.CreateObject(
                                         new io.ganglion.coordination.ObjectSpec(
                                                 queue,
@@ -159,10 +163,10 @@ class ControllerTest {
         }
         List<io.ganglion.coordination.HistoryRecord> replies = new ArrayList<>();
         synchronized (proposed) {
-            for (io.ganglion.metadata.MetadataCommand command : proposed) {
+            for (MetadataCommand command : proposed) {
                 if (command
                                 instanceof
-                                io.ganglion.metadata.MetadataCommand.Coordination(
+                                MetadataCommand.Coordination(
                                         io.ganglion.coordination.CoordinationCommand.AppendHistory append)
                         && (append.record() instanceof io.ganglion.coordination.HistoryRecord.SealReceived
                                 || append.record() instanceof io.ganglion.coordination.HistoryRecord.MemberInstalled)) {
@@ -194,65 +198,38 @@ class ControllerTest {
         }
     }
 
-    /** The metadata log, counting what is proposed to it. */
-    private record Counting(MetadataLog log, List<io.ganglion.metadata.MetadataCommand> proposed)
-            implements MetadataLog {
+    /**
+     * The metadata log as a broker sees it: reads and proposals pass through, each proposal is noted in {@code
+     * proposed}; with {@code leads} false some other broker leads and leadership never comes.
+     */
+    private record Passing(MetadataLog log, boolean leads, List<MetadataCommand> proposed) implements MetadataLog {
         @Override
-        public java.util.concurrent.CompletableFuture<io.ganglion.metadata.MetadataImage.Applied> propose(
-                io.ganglion.metadata.MetadataCommand command) {
+        public CompletableFuture<MetadataImage.Applied> propose(MetadataCommand command) {
             proposed.add(command);
             return log.propose(command);
         }
 
         @Override
-        public io.ganglion.metadata.MetadataImage image() {
+        public MetadataImage image() {
             return log.image();
         }
 
         @Override
-        public void subscribe(java.util.function.Consumer<io.ganglion.metadata.MetadataImage> listener) {
+        public void subscribe(Consumer<MetadataImage> listener) {
             log.subscribe(listener);
         }
 
         @Override
         public boolean isLeader() {
-            return log.isLeader();
+            return leads && log.isLeader();
         }
 
         @Override
-        public void onLeaderChange(java.util.function.Consumer<Boolean> listener) {
-            log.onLeaderChange(listener);
+        public void onLeaderChange(Consumer<Boolean> listener) {
+            if (leads) {
+                log.onLeaderChange(listener);
+            }
         }
-
-        @Override
-        public void close() {}
-    }
-
-    /** A metadata log that some other broker leads: reads pass through, leadership never comes. */
-    private record NotLeading(MetadataLog log) implements MetadataLog {
-        @Override
-        public java.util.concurrent.CompletableFuture<io.ganglion.metadata.MetadataImage.Applied> propose(
-                io.ganglion.metadata.MetadataCommand command) {
-            return log.propose(command);
-        }
-
-        @Override
-        public io.ganglion.metadata.MetadataImage image() {
-            return log.image();
-        }
-
-        @Override
-        public void subscribe(java.util.function.Consumer<io.ganglion.metadata.MetadataImage> listener) {
-            log.subscribe(listener);
-        }
-
-        @Override
-        public boolean isLeader() {
-            return false;
-        }
-
-        @Override
-        public void onLeaderChange(java.util.function.Consumer<Boolean> listener) {}
 
         @Override
         public void close() {}
