@@ -535,10 +535,12 @@ public final class ReplicaHost {
             outstanding.add(publish.id());
         }
         Optional<Epoch> ownedBefore = replica.ownedEpoch();
-        Optional<Epoch> owningBefore = replica.owning();
+        // only a durability report starts an owner (its epoch start durable): the others need no look
+        boolean startedBefore = !(event instanceof ReplicaEvent.AppendDurable)
+                || replica.owning().isPresent();
         executeAll(replica.onEvent(event, context.clockMs().getAsLong()), ownedBefore);
-        if (replica != null && owningBefore.isEmpty()) {
-            // the epoch start is durable here: from now on publishes are admitted (a recovery's timeline in the logs)
+        if (!startedBefore && replica != null) {
+            // from now on publishes are admitted (with replica_assignment: a recovery's timeline in the logs)
             replica.owning().ifPresent(epoch -> LOG.info("event=owner_started object={} epoch={}", object, epoch));
         }
     }
