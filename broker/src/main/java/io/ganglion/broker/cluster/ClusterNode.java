@@ -12,10 +12,13 @@ import io.ganglion.metadata.MetadataLog;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -77,6 +80,11 @@ public final class ClusterNode implements AutoCloseable {
             throws IOException {
         NodeId self = new NodeId(selfSeed.id());
         Controller controller = new Controller(self, log, clock, recoveryRequests);
+        Map<NodeId, InetSocketAddress> peerAddresses = new HashMap<>();
+        for (Seed seed : seeds) {
+            peerAddresses.put(new NodeId(seed.id()), new InetSocketAddress(seed.host(), seed.peerPort()));
+        }
+        AtomicReference<PeerLink> started = new AtomicReference<>();
         PeerHandler handler = new PeerHandler() {
             @Override
             public void onConnected(NodeId peer, Incarnation peerIncarnation) {
@@ -97,6 +105,17 @@ public final class ClusterNode implements AutoCloseable {
             public void onDisconnected(NodeId peer) {
                 LOG.info("event=peer_disconnected peer={}", peer);
                 controller.connectionClosed(peer);
+                // a killed broker's port refuses at once; a live one cut off does not (see
+                // Controller.connectionRefused)
+                InetSocketAddress address = peerAddresses.get(peer);
+                PeerLink link = started.get();
+                if (address != null && link != null) {
+                    link.refusesConnections(address).thenAccept(refused -> {
+                        if (refused) {
+                            controller.connectionRefused(peer);
+                        }
+                    });
+                }
                 disconnected.accept(peer);
             }
         };
@@ -110,6 +129,7 @@ public final class ClusterNode implements AutoCloseable {
             controller.close();
             throw e;
         }
+        started.set(link);
         // one TCP link per pair of brokers, dialled by the one with the smaller id: messages between two brokers then
         // travel one ordered stream, and a message queued on a link that broke is lost with it, never replayed
         // after a newer one (replication relies on both)

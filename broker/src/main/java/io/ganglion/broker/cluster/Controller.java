@@ -192,22 +192,35 @@ public final class Controller implements AutoCloseable {
         });
     }
 
+    /**
+     * Nothing listens on {@code node}'s peer port any more (a connection to it was refused) after its link closed: the
+     * process is gone, not cut off, so there is nothing to wait {@code liveness.eager_failover_ms} for. Any thread.
+     */
+    public void connectionRefused(NodeId node) {
+        thread.execute(() -> {
+            Long closedAt = closedAtMs.get(node);
+            if (closedAt != null) {
+                failOver(node, closedAt, "refused");
+            }
+        });
+    }
+
     private void scheduleEagerFailover(NodeId node, long closedAt, long delayMs) {
-        thread.schedule(
-                () -> {
-                    Long still = closedAtMs.get(node);
-                    if (active && still != null && still == closedAt) {
-                        closedAtMs.remove(node);
-                        LiveSet next = observed.eagerFailover(node, clock.millis());
-                        if (next != observed) {
-                            LOG.info("event=eager_failover node={}", node);
-                            observed = next;
-                            kick();
-                        }
-                    }
-                },
-                Math.max(0, delayMs),
-                TimeUnit.MILLISECONDS);
+        thread.schedule(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+    }
+
+    /** Takes {@code node} out of the live set if its link is still closed since {@code closedAt}. Controller thread. */
+    private void failOver(NodeId node, long closedAt, String cause) {
+        Long still = closedAtMs.get(node);
+        if (active && still != null && still == closedAt) {
+            closedAtMs.remove(node);
+            LiveSet next = observed.eagerFailover(node, clock.millis());
+            if (next != observed) {
+                LOG.info("event=eager_failover node={} cause={}", node, cause);
+                observed = next;
+                kick();
+            }
+        }
     }
 
     /** Whether this broker runs the controller now, and what its last tick held. Any thread (a volatile read). */

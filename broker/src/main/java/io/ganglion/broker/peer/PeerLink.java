@@ -6,6 +6,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -19,12 +20,14 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -201,6 +204,28 @@ public final class PeerLink implements AutoCloseable {
         dialers.put(peer, dialer);
         LOG.info("event=peer_dial peer={} address={}", peer, address);
         dialer.start();
+    }
+
+    /**
+     * Whether {@code address} refuses a TCP connection now: true when the connect fails with "connection refused" (no
+     * process listens there: a broker whose link just closed is dead, not cut off), false when it connects (closed at
+     * once, before any {@code Hello}) or fails any other way (a timeout says nothing). Never fails. Any thread.
+     */
+    public CompletableFuture<Boolean> refusesConnections(InetSocketAddress address) {
+        CompletableFuture<Boolean> refused = new CompletableFuture<>();
+        try {
+            ChannelFuture connecting = dialTemplate
+                    .clone()
+                    .handler(new ChannelInboundHandlerAdapter())
+                    .connect(address);
+            connecting.addListener((ChannelFuture f) -> {
+                f.channel().close();
+                refused.complete(!f.isSuccess() && f.cause() instanceof ConnectException);
+            });
+        } catch (RuntimeException e) {
+            refused.complete(false); // the event loops are shutting down
+        }
+        return refused;
     }
 
     /**

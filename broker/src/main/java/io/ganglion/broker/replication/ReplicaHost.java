@@ -564,10 +564,19 @@ public final class ReplicaHost {
                     pending.addLast(
                             new ReplicaEvent.LogRead(read.purpose(), read.peer(), read(read.from(), read.to())));
                 case ReplicaEffect.Send send -> send(send.to(), send.message());
-                case ReplicaEffect.ReplySealed sealed ->
+                case ReplicaEffect.ReplySealed sealed -> {
+                    // with recovery_request_received: how long this broker took over its part of a recovery
+                    LOG.info(
+                            "event=recovery_reply object={} sealed={} log_end={}",
+                            object,
+                            sealed.epoch(),
+                            sealed.reply().logEnd());
                     replies.sealed(sealed.controller(), object, sealed.epoch(), sealed.reply());
-                case ReplicaEffect.ReplyInstalled installed ->
+                }
+                case ReplicaEffect.ReplyInstalled installed -> {
+                    LOG.info("event=recovery_reply object={} installed={}", object, installed.epoch());
                     replies.installed(installed.controller(), object, installed.epoch(), context.self());
+                }
                 case ReplicaEffect.Confirm confirm -> {
                     outstanding.remove(confirm.id());
                     listener.confirmed(confirm.id(), confirm.offset());

@@ -75,6 +75,34 @@ class ControllerTest {
         }
     }
 
+    /**
+     * A killed broker's peer port refuses connections as soon as its links close: the controller need not wait
+     * {@code liveness.eager_failover_ms} to tell it from a live broker whose link dropped.
+     */
+    @Test
+    void shouldTakeDownAtOnceANodeWhosePortRefusesAfterItsConnectionClosed() throws Exception {
+        try (MetadataLog log = FileMetadataLogs.open(dir);
+                Controller controller = new Controller(A, log, Clock.systemUTC(), request -> {})) {
+            log.propose(new MetadataCommand.Coordination(new io.ganglion.coordination.CoordinationCommand.SetSettings(
+                            java.util.Map.of("liveness.eager_failover_ms", "600000"))))
+                    .get(10, TimeUnit.SECONDS);
+            controller.heartbeat(A, new Incarnation(1), false);
+            controller.heartbeat(B, new Incarnation(1), false);
+            awaitImage(log, states -> states.stream().filter(NodeState::live).count() == 2);
+
+            controller.connectionRefused(B); // no closed connection: a stray refusal means nothing
+            controller.connectionClosed(B);
+            Thread.sleep(200);
+            assertThat(state(log, B).live())
+                    .as("waits for the eager failover delay")
+                    .isTrue();
+
+            controller.connectionRefused(B);
+            awaitImage(log, states -> states.stream().anyMatch(s -> s.node().equals(B) && !s.live()));
+            assertThat(state(log, B).reason()).contains(DownReason.EAGER_FAILOVER);
+        }
+    }
+
     @Test
     void shouldRunTheTickOnStandbyWithoutProposingAnything() throws Exception {
         try (MetadataLog file = FileMetadataLogs.open(dir)) {

@@ -66,6 +66,27 @@ class PeerLinkTest {
         return address(link.port());
     }
 
+    /** The probe a controller makes when a link closes: a port nothing listens on refuses, a live link's does not. */
+    @Test
+    void shouldTellAPortThatRefusesFromOneThatListens() throws Exception {
+        RecordingPeerHandler a = new RecordingPeerHandler();
+        RecordingPeerHandler b = new RecordingPeerHandler();
+        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
+        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        int closedPort;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+            closedPort = socket.getLocalPort();
+        }
+
+        assertThat(linkA.refusesConnections(address(closedPort)).get(5, TimeUnit.SECONDS))
+                .isTrue();
+        assertThat(linkA.refusesConnections(address(linkB)).get(5, TimeUnit.SECONDS))
+                .isFalse();
+        // the probe closed before any Hello: B saw no peer come or go, and still takes real links
+        linkA.connect(N2, address(linkB));
+        assertThat(b.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
+    }
+
     @Test
     void shouldExchangeHelloHeartbeatsAndA1MiBAppend() throws IOException {
         RecordingPeerHandler a = new RecordingPeerHandler();
