@@ -36,6 +36,37 @@ public final class ControllerTick {
     private ControllerTick() {}
 
     public static TickResult run(CoordinationImage image, LiveSet observed, RecoveryBackoff backoff, long nowMs) {
+        return run(image, List.of(), observed, backoff, nowMs);
+    }
+
+    /**
+     * One tick on the {@code committed} image with the controller's {@code inFlight} commands (proposed, not committed
+     * yet) applied: it goes on from what is in flight, but asks replicas for nothing irreversible on the strength of a
+     * step that is not committed:
+     *
+     * <ul>
+     *   <li>seal requests only for a recovery whose {@code RecoveryPending} is committed. A seal cannot be undone (the
+     *       replica persists its fence and never admits, follows or serves the sealed epoch again), and only a
+     *       committed pending recovery moves a sealed epoch on: a proposal can be lost with its leader (a leader that
+     *       lost its majority goes on ticking), and then no controller would ever know the epoch's replicas were sealed.
+     *       The object would stay activated in that epoch, its owner fenced, for good.
+     *   <li>install requests only for a committed recovery point. An install cuts what lies past the point; a proposed
+     *       point loses to a higher seal that commits first (it is then "not the highest sealed end"), and an install
+     *       to it may already have cut the record at the point that does commit from the only replica holding it: no
+     *       member can ever be installed. Before the first activation (E empty) the point can only be the empty log,
+     *       and every log is empty: those installs go out at once.
+     * </ul>
+     */
+    public static TickResult run(
+            CoordinationImage committed,
+            List<CoordinationCommand> inFlight,
+            LiveSet observed,
+            RecoveryBackoff backoff,
+            long nowMs) {
+        CoordinationImage image = committed;
+        for (CoordinationCommand command : inFlight) {
+            image = image.apply(command).image();
+        }
         Settings settings = image.settings();
         List<CoordinationCommand> commands = new ArrayList<>();
         List<RecoveryRequest> requests = new ArrayList<>();
@@ -77,11 +108,24 @@ public final class ControllerTick {
             }
         }
 
+        // The driver works on the image with this tick's own commands applied (a command the state machine would
+        // reject changes nothing here either), but seals and installs only on committed steps: see run(committed, ...).
+        CoordinationImage proposed = image;
+        for (CoordinationCommand command : commands) {
+            proposed = proposed.apply(command).image();
+        }
         TreeMap<ObjectId, RecoveryBackoff.Entry> nextBackoff = new TreeMap<>();
         long minMs = settings.value(RuntimeSettings.BACKOFF_MIN_MS);
         long maxMs = settings.value(RuntimeSettings.BACKOFF_MAX_MS);
-        for (AcceptedHistory history : image.objects().values()) {
-            List<RecoveryRequest> due = drive(history, observed, commands);
+        for (AcceptedHistory history : proposed.objects().values()) {
+            Optional<PendingRecovery> settled = committedPending(committed, history);
+            List<RecoveryRequest> due = drive(
+                    history,
+                    observed,
+                    commands,
+                    settled.isPresent(),
+                    history.eligibleSet().size() == 0
+                            || settled.flatMap(PendingRecovery::point).isPresent());
             RecoveryBackoff.Entry entry = backoff.entries().get(history.id());
             if (!due.isEmpty() && backoff.due(history, nowMs)) {
                 requests.addAll(due);
@@ -94,20 +138,52 @@ public final class ControllerTick {
         return new TickResult(commands, requests, held, new RecoveryBackoff(nextBackoff));
     }
 
-    /** Live in both, but with another incarnation than the committed live set knows: the process restarted. */
+    /** Adds {@code record} to the commands and returns the history with it appended (unchanged if it does not fit). */
+    private static AcceptedHistory proposeStep(
+            AcceptedHistory history, HistoryRecord record, List<CoordinationCommand> commands) {
+        commands.add(new AppendHistory(history.id(), record));
+        return history.append(record) instanceof HistoryOutcome.Accepted accepted ? accepted.history() : history;
+    }
+
+    /** The recovery pending in {@code history}, as {@code committed} holds it (same proposed epoch), if it does. */
+    private static Optional<PendingRecovery> committedPending(CoordinationImage committed, AcceptedHistory history) {
+        Optional<PendingRecovery> pending = history.pending();
+        if (pending.isEmpty()) {
+            return Optional.empty();
+        }
+        return committed
+                .object(history.id())
+                .flatMap(AcceptedHistory::pending)
+                .filter(c ->
+                        c.proposed().epoch().equals(pending.get().proposed().epoch()));
+    }
+
+    /**
+     * Live, with another incarnation than the committed live set knows: the process restarted. Also when the committed
+     * live set has it down: the live set change that took it down commits ahead of the recovery proposed with it, and a
+     * leader lost in between commits the one without the other (the owner's epoch then stays activated, no recovery
+     * pending, and the restarted owner may not resume it).
+     */
     private static boolean restarted(NodeId node, LiveSet committed, LiveSet observed) {
         Optional<NodeState> before = committed.node(node);
         Optional<NodeState> now = observed.node(node);
         return before.isPresent()
                 && now.isPresent()
-                && before.get().live()
                 && now.get().live()
                 && !before.get().incarnation().equals(now.get().incarnation());
     }
 
-    /** Adds the recovery step commands for {@code history} and returns the requests it needs, if any. */
+    /**
+     * Adds the recovery step commands for {@code history} and returns the requests it needs, if any; seal requests only
+     * when {@code sealable} (its pending recovery is committed), install requests only when {@code installable} (its
+     * recovery point is committed, or there is nothing to recover).
+     */
     private static List<RecoveryRequest> drive(
-            AcceptedHistory history, LiveSet observed, List<CoordinationCommand> commands) {
+            AcceptedHistory history,
+            LiveSet observed,
+            List<CoordinationCommand> commands,
+            boolean sealable,
+            boolean installable) {
         ObjectId id = history.id();
         Optional<PendingRecovery> maybePending = history.pending();
         if (maybePending.isEmpty()) {
@@ -129,16 +205,25 @@ public final class ControllerTick {
         }
         Optional<LogPosition> point = RecoveryPlanner.recoveryPoint(history);
         if (point.isPresent()) {
-            commands.add(new AppendHistory(id, new RecoveryPointChosen(proposedEpoch, point.get())));
-            return List.of();
+            // the point, the installs the seals already show and, when they are enough, the activation: one round of
+            // the metadata log instead of three, and install requests only to the members that need one
+            history = proposeStep(history, new RecoveryPointChosen(proposedEpoch, point.get()), commands);
+            for (NodeId member : RecoveryPlanner.installedBySeal(history)) {
+                history = proposeStep(history, new HistoryRecord.MemberInstalled(proposedEpoch, member), commands);
+            }
+            if (RecoveryPlanner.activationAllowed(history)) {
+                commands.add(new AppendHistory(id, new Activated(proposedEpoch)));
+                return List.of();
+            }
+            pending = history.pending().orElseThrow();
         }
         List<RecoveryRequest> due = new ArrayList<>();
-        for (NodeId node : RecoveryPlanner.sealTargets(history)) {
+        for (NodeId node : sealable ? RecoveryPlanner.sealTargets(history) : List.<NodeId>of()) {
             if (observed.isLive(node)) {
                 due.add(new RecoveryRequest.Seal(id, history.committedEpoch(), node));
             }
         }
-        if (pending.point().isPresent()) {
+        if (pending.point().isPresent() && installable) {
             LogPosition chosen = pending.recoveryPoint();
             List<NodeId> sources = pending.sourcesOf(chosen);
             for (NodeId node : RecoveryPlanner.installTargets(history)) {

@@ -10,7 +10,9 @@ import java.util.Optional;
  * <pre>
  *   seal      every member of E(e) not sealed yet          until R = |E| - W + 1 seals are in
  *   inspect   the recovery point: the highest sealed end    once R seals are in
- *   install   every proposed member not installed yet       once the point is chosen
+ *   install   every proposed member not installed yet       once the point is chosen; a member whose seal
+ *                                                           showed it durably ends exactly at the point is
+ *                                                           installed by that seal
  *   activate  epoch e + 1                                   once W proposed members, the owner among them, are installed
  * </pre>
  *
@@ -67,6 +69,32 @@ public final class RecoveryPlanner {
             }
         }
         return List.copyOf(targets);
+    }
+
+    /**
+     * Proposed members not installed yet whose seal already shows what an install would make sure of: the log ends
+     * exactly at the recovery point (same epoch and offset, nothing beyond it to cut), durably, and is sealed at the
+     * committed epoch. A sealed replica's log does not change until an owner of a later epoch streams to it, so the
+     * install request would only copy nothing, cut nothing, force and answer; counting the seal saves that round
+     * trip. Empty until the point is chosen.
+     */
+    public static List<NodeId> installedBySeal(AcceptedHistory history) {
+        Optional<PendingRecovery> pending = history.pending();
+        if (pending.isEmpty() || pending.get().point().isEmpty()) {
+            return List.of();
+        }
+        LogPosition point = pending.get().recoveryPoint();
+        List<NodeId> members = new ArrayList<>();
+        for (NodeId member : pending.get().proposed().members()) {
+            SealReply seal = pending.get().seals().get(member);
+            if (!pending.get().installed().contains(member)
+                    && seal != null
+                    && seal.logEnd().equals(point)
+                    && seal.durableOffset() >= point.offset()) {
+                members.add(member);
+            }
+        }
+        return List.copyOf(members);
     }
 
     /** Members of the activated epoch that are not installed yet: they catch up as learners. */

@@ -70,8 +70,11 @@ public final class Controller implements AutoCloseable {
      * step before is proposed instead of after it commits, and never proposes the same command twice. Safety does
      * not rest on it: the state machine validates every command when it is applied (a seal count below R, a point that
      * is not the highest sealed end, an activation without installs are rejected there), and a rejected command
-     * simply drops out of the image the next tick sees. Requests it sends early (installs to a point not yet
-     * committed) are harmless: the point is the highest end over R seals, so nothing confirmed lies above it.
+     * simply drops out of the image the next tick sees. Seal and install requests are not sent early: {@link
+     * ControllerTick} seals only a recovery whose proposal is committed and installs only to a committed point. Both
+     * cannot be undone on the replica: a proposal lost with this controller's leadership would leave the epoch sealed
+     * with nothing in the log to move it on, and a proposed point that loses to a higher seal committed first would
+     * have had an install cut the record at the committed point from the only replica holding it.
      */
     private final List<CoordinationCommand> unconfirmed = new java.util.ArrayList<>();
 
@@ -271,14 +274,16 @@ public final class Controller implements AutoCloseable {
         }
         try {
             long now = clock.millis();
-            CoordinationImage image = speculative(log.image().coordination());
+            CoordinationImage committed = log.image().coordination();
             LiveSet expired = observed.expire(now, setting(RuntimeSettings.EXPIRY_MS), leaderSinceMs);
             if (expired != observed) {
                 expired.changesSince(observed)
                         .forEach(state -> LOG.info("event=liveness_expired node={}", state.node()));
             }
             observed = expired;
-            TickResult result = ControllerTick.run(image, observed, backoff, now);
+            // the tick goes on from the commands in flight, but seals only recoveries whose proposal is committed and
+            // installs only to a committed point
+            TickResult result = ControllerTick.run(committed, List.copyOf(unconfirmed), observed, backoff, now);
             backoff = result.backoff();
             if (!result.held().keySet().equals(held.keySet())) {
                 result.held().forEach((object, lost) -> {
