@@ -3,6 +3,7 @@ package io.ganglion.broker.cluster;
 import io.ganglion.coordination.ControllerTick;
 import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationImage;
+import io.ganglion.coordination.HistoryOutcome;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.LiveSet;
 import io.ganglion.coordination.NodeId;
@@ -346,9 +347,10 @@ public final class Controller implements AutoCloseable {
                 log.propose(new MetadataCommand.Coordination(command));
                 return;
             }
-            if (reflected(command)) {
-                // a reply to a request sent again (every step of a recovery sends the ones still unanswered): each
-                // copy proposed was one more metadata commit ahead of the recovery's next step
+            if (needless(command)) {
+                // a reply to a request sent again (every step of a recovery sends the ones still unanswered), or one
+                // that came after the recovery moved on (activated): each copy proposed was one more metadata commit
+                // ahead of the recovery's next step
                 LOG.debug("event=recovery_reply_known command={}", command);
                 return;
             }
@@ -357,13 +359,17 @@ public final class Controller implements AutoCloseable {
         });
     }
 
-    /** Whether the committed image with the commands in flight already holds what {@code command} would add. */
-    private boolean reflected(CoordinationCommand command) {
+    /**
+     * Whether proposing {@code command} would change nothing: the committed image with the commands in flight already
+     * holds what it adds, or would refuse it (a late reply: the recovery it answers was activated meanwhile).
+     */
+    private boolean needless(CoordinationCommand command) {
         return command instanceof CoordinationCommand.AppendHistory append
                 && speculative(log.image().coordination())
                         .object(append.id())
-                        .map(history -> history.reflects(append.record()))
-                        .orElse(false);
+                        .map(history -> history.reflects(append.record())
+                                || history.append(append.record()) instanceof HistoryOutcome.Rejected)
+                        .orElse(true);
     }
 
     /** The next tick now instead of at its time. On the controller thread. */
