@@ -382,8 +382,7 @@ class ReplicatedQueueIT {
             traffic.publish(300);
             assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
             assertThat(traffic.nacked()).isZero();
-            owner.kill();
-            follower.kill();
+            BrokerChild.killTogether(owner, follower);
             // for three seconds: never active in a new epoch with one copy
             long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
             while (System.nanoTime() < until) {

@@ -1,13 +1,16 @@
 package io.ganglion.coordination;
 
 import io.ganglion.coordination.CoordinationCommand.AppendHistory;
+import io.ganglion.coordination.CoordinationCommand.Batch;
 import io.ganglion.coordination.CoordinationCommand.CommitLiveSet;
 import io.ganglion.coordination.CoordinationCommand.CreateObject;
 import io.ganglion.coordination.CoordinationCommand.DeleteObject;
 import io.ganglion.coordination.CoordinationCommand.SetSettings;
 import io.ganglion.coordination.HistoryOutcome.Accepted;
 import io.ganglion.coordination.HistoryOutcome.Rejected;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
@@ -87,6 +90,18 @@ public record CoordinationImage(SortedMap<ObjectId, AcceptedHistory> objects, Li
                     }
                     case Rejected rejected -> rejected(append.id() + ": " + rejected.reason());
                 };
+            }
+            case Batch batch -> {
+                CoordinationImage image = this;
+                List<String> rejections = new ArrayList<>();
+                for (CoordinationCommand each : batch.commands()) {
+                    Applied applied = image.apply(each);
+                    image = applied.image();
+                    applied.rejection().ifPresent(reason -> rejections.add(reason));
+                }
+                yield rejections.size() == batch.commands().size()
+                        ? rejected("every command of the batch: " + String.join("; ", rejections))
+                        : accepted(image);
             }
             case SetSettings set -> {
                 try {

@@ -2,6 +2,7 @@ package io.ganglion.metadata;
 
 import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationCommand.AppendHistory;
+import io.ganglion.coordination.CoordinationCommand.Batch;
 import io.ganglion.coordination.CoordinationCommand.CommitLiveSet;
 import io.ganglion.coordination.CoordinationCommand.CreateObject;
 import io.ganglion.coordination.CoordinationCommand.DeleteObject;
@@ -77,6 +78,7 @@ import java.util.TreeMap;
  *       htag 5 MemberInstalled       epoch(8) node
  *       htag 6 Activated             epoch(8)
  *     ctag 5 SetSettings    count(4) { name value } in name order
+ *     ctag 6 Batch          count(4) { ctag cbody } (no batch inside, at least one)
  * </pre>
  *
  * <p>Decoding never trusts a length: every count is checked against the bytes left before anything is allocated, and
@@ -105,6 +107,7 @@ public final class MetadataCodec {
     private static final byte COMMIT_LIVE_SET = 3;
     private static final byte APPEND_HISTORY = 4;
     private static final byte SET_SETTINGS = 5;
+    private static final byte BATCH = 6;
 
     private static final byte H_CREATED = 1;
     private static final byte H_RECOVERY_PENDING = 2;
@@ -324,6 +327,13 @@ public final class MetadataCodec {
                 writeObjectId(out, c.id());
                 writeHistoryRecord(out, c.record());
             }
+            case Batch c -> {
+                out.writeByte(BATCH);
+                out.writeInt(c.commands().size());
+                for (CoordinationCommand each : c.commands()) {
+                    writeCoordination(out, each);
+                }
+            }
             case SetSettings c -> {
                 out.writeByte(SET_SETTINGS);
                 out.writeInt(c.values().size());
@@ -359,6 +369,21 @@ public final class MetadataCodec {
                     }
                 }
                 yield new SetSettings(values);
+            }
+            case BATCH -> {
+                int count = checkedCount(in, in.readInt(), 1);
+                if (count == 0) {
+                    throw new MetadataCodecException("an empty batch");
+                }
+                List<CoordinationCommand> commands = new ArrayList<>(count);
+                for (int i = 0; i < count; i++) {
+                    CoordinationCommand each = readCoordination(in);
+                    if (each instanceof Batch) {
+                        throw new MetadataCodecException("a batch inside a batch");
+                    }
+                    commands.add(each);
+                }
+                yield new Batch(commands);
             }
             default -> throw new MetadataCodecException("unknown coordination command tag " + tag);
         };

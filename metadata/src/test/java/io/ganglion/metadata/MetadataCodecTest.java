@@ -140,6 +140,35 @@ class MetadataCodecTest {
         }
     }
 
+    /** A controller's tick in one entry: the commands come back in order; a nested or empty batch is bad bytes. */
+    @Test
+    void shouldRoundTripABatchAndRefuseANestedOrEmptyOne() throws MetadataCodecException {
+        ObjectId id = ObjectId.of("/", "q");
+        NodeId n1 = NodeId.of("n1");
+        Coordination batch = new Coordination(new CoordinationCommand.Batch(List.of(
+                new CoordinationCommand.CommitLiveSet(
+                        List.of(NodeState.live(n1, new Incarnation(3), 9, false).down(DownReason.EAGER_FAILOVER))),
+                new CoordinationCommand.AppendHistory(
+                        id, new HistoryRecord.RecoveryPending(Epoch.of(2), NodeId.of("n2"), List.of())),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.Activated(Epoch.of(2))))));
+        byte[] bytes = MetadataCodec.encode(batch);
+        assertThat(MetadataCodec.decode(bytes)).isEqualTo(batch);
+
+        // version, tag 11, ctag 6, count(4), then the first command's ctag: make it a batch (ctag 6) too
+        byte[] nested = bytes.clone();
+        nested[7] = 6;
+        assertThatThrownBy(() -> MetadataCodec.decode(nested)).isInstanceOf(MetadataCodecException.class);
+        byte[] empty = java.util.Arrays.copyOf(bytes, 7);
+        empty[3] = 0;
+        empty[4] = 0;
+        empty[5] = 0;
+        empty[6] = 0;
+        assertThatThrownBy(() -> MetadataCodec.decode(empty))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("empty batch");
+        assertThatThrownBy(() -> new CoordinationCommand.Batch(List.of())).isInstanceOf(IllegalArgumentException.class);
+    }
+
     /** Bytes that frame correctly but hold a value the coordination records refuse are bad bytes too. */
     @Test
     void shouldRefuseOutOfRangeCoordinationValues() {

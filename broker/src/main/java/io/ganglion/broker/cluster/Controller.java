@@ -41,8 +41,8 @@ import org.slf4j.LoggerFactory;
  * it down (eager failover); expiry takes down a node silent for {@code liveness.expiry_ms}, but only once this
  * controller has led for one expiry period. Runtime settings are read from the image at every tick.
  *
- * <p>One tick's commands are proposed in order (pipelined), and the next tick proposes nothing until they are committed, so a slow
- * log is not flooded with the same command. A command from a controller that lost its leadership is harmless: the
+ * <p>One tick's commands are proposed as one log entry (a batch, applied in order), and the next tick proposes none of
+ * them again until that entry is committed, so a slow log is not flooded with the same command. A command from a controller that lost its leadership is harmless: the
  * state machine rejects what no longer fits.
  */
 public final class Controller implements AutoCloseable {
@@ -301,7 +301,7 @@ public final class Controller implements AutoCloseable {
                 result.commands().stream()
                         .filter(command -> command instanceof CoordinationCommand.CommitLiveSet)
                         .forEach(command -> LOG.info("event=live_set_proposed command={}", command));
-                proposeInOrder(fresh).whenComplete((ignored, failure) -> kick());
+                proposeAsOneEntry(fresh).whenComplete((ignored, failure) -> kick());
             } else if (!result.commands().isEmpty()) {
                 LOG.debug(
                         "event=controller_waiting_for_proposals commands={}",
@@ -354,7 +354,7 @@ public final class Controller implements AutoCloseable {
                 LOG.debug("event=recovery_reply_known command={}", command);
                 return;
             }
-            proposePipelined(List.of(command));
+            proposeAsOneEntry(List.of(command));
             tickNow();
         });
     }
@@ -382,40 +382,30 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    private CompletableFuture<Void> proposeInOrder(List<CoordinationCommand> commands) {
-        // The recoveries of restarted owners come before the live set change that reveals the restart and must commit
-        // first (see ControllerTick): they go ahead, and the rest waits for them.
-        int liveSet = -1;
-        for (int i = 0; i < commands.size(); i++) {
-            if (commands.get(i) instanceof CoordinationCommand.CommitLiveSet) {
-                liveSet = i;
-                break;
-            }
-        }
-        if (liveSet > 0) {
-            List<CoordinationCommand> rest = commands.subList(liveSet, commands.size());
-            return proposePipelined(commands.subList(0, liveSet)).thenCompose(ignored -> proposePipelined(rest));
-        }
-        return proposePipelined(commands);
-    }
-
-    private CompletableFuture<Void> proposePipelined(List<CoordinationCommand> commands) {
-        List<CompletableFuture<Void>> all = new java.util.ArrayList<>();
-        for (CoordinationCommand command : commands) {
-            unconfirmed.add(command);
-            all.add(log.propose(new MetadataCommand.Coordination(command))
-                    .whenComplete((applied, failure) -> thread.execute(() -> unconfirmed.remove(command)))
-                    .handle((applied, failure) -> {
-                        if (failure != null) {
-                            LOG.warn(
-                                    "event=controller_propose_failed command={} reason={}",
-                                    command,
-                                    failure.toString());
-                        } else if (!applied.accepted()) {
+    /**
+     * Proposes a tick's commands as one log entry (a {@link CoordinationCommand.Batch}, applied in order): one round of
+     * the metadata log. Proposed one by one they took a round each whenever the log had a round in flight (Ratis' Netty
+     * appender keeps one request in flight per follower): the live set change and the recovery it causes, or a
+     * recovery point, its installs and the activation, committed one round apart. The recoveries of restarted owners
+     * come before the live set change that reveals the restart (see ControllerTick); in one entry the change never
+     * commits without them.
+     */
+    private CompletableFuture<Void> proposeAsOneEntry(List<CoordinationCommand> commands) {
+        CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
+        unconfirmed.addAll(commands);
+        return log.propose(new MetadataCommand.Coordination(entry))
+                .whenComplete((applied, failure) -> thread.execute(() -> commands.forEach(unconfirmed::remove)))
+                .handle((applied, failure) -> {
+                    if (failure != null) {
+                        LOG.warn("event=controller_propose_failed command={} reason={}", entry, failure.toString());
+                        return null;
+                    }
+                    for (CoordinationCommand command : commands) {
+                        if (!applied.accepted() || !committed(applied.image().coordination(), command)) {
                             LOG.debug(
                                     "event=controller_command_rejected command={} reason={}",
                                     command,
-                                    applied.rejection());
+                                    applied.rejection().map(Object::toString).orElse("rejected in its batch"));
                         } else if (command instanceof CoordinationCommand.AppendHistory history) {
                             LOG.info("event=history_committed object={} record={}", history.id(), history.record());
                         } else if (command instanceof CoordinationCommand.CommitLiveSet live) {
@@ -428,10 +418,20 @@ public final class Controller implements AutoCloseable {
                                             state.draining(),
                                             state.reason().map(Object::toString).orElse("-")));
                         }
-                        return null;
-                    }));
-        }
-        return CompletableFuture.allOf(all.toArray(CompletableFuture[]::new));
+                    }
+                    return null;
+                });
+    }
+
+    /**
+     * Whether {@code command}, proposed in an entry the log applied, took effect (for the log lines): a history record
+     * is in its object's history; anything else of an accepted entry did.
+     */
+    private static boolean committed(CoordinationImage image, CoordinationCommand command) {
+        return !(command instanceof CoordinationCommand.AppendHistory append)
+                || image.object(append.id())
+                        .map(history -> history.records().contains(append.record()))
+                        .orElse(false);
     }
 
     @Override
