@@ -192,6 +192,14 @@ public final class Replica {
 
         Set<NodeId> installed;
         long retentionProtectMs;
+        /**
+         * Publishes that came before the epoch start was durable, admitted in order once it is. Refused instead, they
+         * came straight back: a broker that forwards publishes re-sends a refused one within milliseconds, so a few
+         * hundred waiting publishes made thousands of refusals on the new owner's shard, ahead of the durability report
+         * that starts it (its start took 50-170 ms in the failover bench instead of one force).
+         */
+        final ArrayDeque<PublishAdmitted> early = new ArrayDeque<>();
+
         boolean started;
         boolean sealed;
         long commit = -1;
@@ -523,6 +531,11 @@ public final class Replica {
 
     // ---- owner ---------------------------------------------------------------------------------------------------
 
+    /** Publishes an owner holds before its epoch start is durable, at most; more are refused. */
+    static final int EARLY_PUBLISHES_MAX = 10_000;
+
+    private static final String NOT_STARTED = "epoch start not durable yet";
+
     private Optional<String> admissionRefusal(Epoch epoch) {
         if (owner == null) {
             return Optional.of("not the owner");
@@ -534,13 +547,17 @@ public final class Replica {
             return Optional.of("sealed");
         }
         if (!owner.started) {
-            return Optional.of("epoch start not durable yet");
+            return Optional.of(NOT_STARTED);
         }
         return Optional.empty();
     }
 
     private void onPublish(PublishAdmitted publish, long nowMs) {
         Optional<String> refusal = admissionRefusal(publish.epoch());
+        if (refusal.isPresent() && refusal.get().equals(NOT_STARTED) && owner.early.size() < EARLY_PUBLISHES_MAX) {
+            owner.early.addLast(publish);
+            return;
+        }
         if (refusal.isPresent()) {
             out.add(new Refuse(publish.id(), refusal.get()));
             return;
@@ -844,6 +861,11 @@ public final class Replica {
                 owner.started = true;
                 for (Peer peer : owner.peers.values()) {
                     feed(peer, nowMs);
+                }
+                List<PublishAdmitted> early = new ArrayList<>(owner.early);
+                owner.early.clear();
+                for (PublishAdmitted publish : early) {
+                    onPublish(publish, nowMs);
                 }
             }
             advanceCommit();

@@ -27,6 +27,10 @@ class ReplicaTest {
         return harness;
     }
 
+    /**
+     * A publish that comes before the epoch start is durable is held, not refused (a refused one came straight back
+     * from the broker that forwarded it, thousands of times in a failover), and admitted in order once it is.
+     */
     @Test
     void shouldWriteAnEpochStartRecordAndAdmitOnlyOnceItIsDurable() {
         Harness harness = new Harness("a", "b", "c");
@@ -34,15 +38,38 @@ class ReplicaTest {
         Harness.Node owner = harness.node("a");
         assertThat(owner.log).containsExactly(new Record.EpochStart(Epoch.of(1), 0));
         harness.publish("a", 1, 1, 1);
-        assertThat(owner.refusals())
-                .singleElement()
-                .satisfies(r -> assertThat(r.reason()).contains("not durable"));
+        harness.publish("a", 1, 1, 2);
+        assertThat(owner.refusals()).as("held until the epoch start is durable").isEmpty();
+        assertThat(owner.log).as("nothing admitted before it").hasSize(1);
         assertThat(harness.recordsInFlight())
                 .as("nothing streamed before the epoch start is durable")
                 .isZero();
         owner.sync();
-        harness.publish("a", 1, 1, 2);
-        assertThat(owner.log).hasSize(2);
+        assertThat(owner.log)
+                .extracting(Record::offset)
+                .as("both admitted in order once it is")
+                .containsExactly(0L, 1L, 2L);
+        harness.publish("a", 1, 1, 3);
+        assertThat(owner.log).hasSize(4);
+        harness.settle();
+        assertThat(owner.confirms())
+                .extracting(ReplicaEffect.Confirm::id)
+                .containsExactly(new PublishId(1, 1), new PublishId(1, 2), new PublishId(1, 3));
+    }
+
+    /** Held publishes of an owner deposed before its start are never admitted: its host refuses them with the role. */
+    @Test
+    void shouldNeverAdmitWhatItHeldWhenSealedBeforeItsStart() {
+        Harness harness = new Harness("a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        Harness.Node owner = harness.node("a");
+        harness.publish("a", 1, 1, 1);
+        harness.seal("a", 1);
+        owner.sync();
+        assertThat(owner.log).as("only the epoch start").hasSize(1);
+        assertThat(owner.refusals())
+                .singleElement()
+                .satisfies(r -> assertThat(r.reason()).isEqualTo("sealed"));
     }
 
     @Test

@@ -42,8 +42,8 @@ import org.slf4j.LoggerFactory;
  * controller has led for one expiry period. Runtime settings are read from the image at every tick.
  *
  * <p>One tick's commands are proposed as one log entry (a batch, applied in order), and the next tick proposes none of
- * them again until that entry is committed, so a slow log is not flooded with the same command. A command from a controller that lost its leadership is harmless: the
- * state machine rejects what no longer fits.
+ * them again until that entry is committed, so a slow log is not flooded with the same command. A command from a
+ * controller that lost its leadership is harmless: the state machine rejects what no longer fits.
  */
 public final class Controller implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
