@@ -311,7 +311,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     @Override
     public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
-        Optional<Epoch> owning = host == null ? Optional.empty() : host.owningNow();
+        // a new owner whose epoch start is not durable yet takes publishes too (its replica holds them until it is):
+        // refused, the brokers forwarding them re-sent each within milliseconds, a flood on this shard
+        Optional<Epoch> owning = host == null ? Optional.empty() : host.takingPublishesNow();
         if (closed) {
             done.completeExceptionally(notHere());
             return;

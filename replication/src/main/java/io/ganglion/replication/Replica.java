@@ -296,6 +296,17 @@ public final class Replica {
     }
 
     /**
+     * The epoch this replica takes publishes for: the one it {@link #owning owns}, or the one whose owner role it took
+     * and whose epoch start is not durable yet (publishes for it are held until it is, then admitted). Empty when
+     * sealed.
+     */
+    public Optional<Epoch> takingPublishes() {
+        return owner != null && !owner.sealed && fence < owner.epoch.value()
+                ? Optional.of(owner.epoch)
+                : Optional.empty();
+    }
+
+    /**
      * Whether the owner of {@code epoch} may hand messages to consumers at {@code nowMs} (its local clock): it owns
      * that epoch ({@link #owning}; a queue built in an earlier epoch never delivers again), a new owner of a later epoch waited {@link ReplicationConfig#newOwnerDeliveryDelayMs} since it took
      * the epoch, and it holds the owner lease ({@link #deliverUntilMs}). Confirms and {@link

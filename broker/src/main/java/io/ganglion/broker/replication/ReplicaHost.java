@@ -356,6 +356,14 @@ public final class ReplicaHost {
     }
 
     /**
+     * The epoch publishes may be sent under now: the owned one, or one whose owner role this replica just took (its
+     * epoch start not durable yet: the replica holds them until it is). On the shard.
+     */
+    public Optional<Epoch> takingPublishesNow() {
+        return replica == null || failure != null ? Optional.empty() : replica.takingPublishes();
+    }
+
+    /**
      * The records at offsets {@code from..to} (inclusive) of the object's log, decoded; fewer if the log holds fewer.
      * For the queue layer, which keeps offsets and reads messages back when it delivers them. On the shard.
      *
