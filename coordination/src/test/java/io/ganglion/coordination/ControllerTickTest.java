@@ -56,13 +56,7 @@ class ControllerTickTest {
 
     @Test
     void shouldCountASealEndingAtThePointAsTheInstall() {
-        cluster.nodes("a", "b", "c");
-        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
-        cluster.logEnds.put(
-                queue,
-                java.util.Map.of(
-                        node("b"), new LogPosition(Epoch.of(1), 41), node("c"), new LogPosition(Epoch.of(1), 41)));
-        cluster.kill("a");
+        ObjectId queue = ownerLostWithSurvivorsEndingAt(41, 41);
 
         assertThat(cluster.tick().requests())
                 .as("no seal before the recovery's proposal is committed")
@@ -88,13 +82,7 @@ class ControllerTickTest {
 
     @Test
     void shouldInstallAMemberWhoseSealEndsBelowThePoint() {
-        cluster.nodes("a", "b", "c");
-        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
-        cluster.logEnds.put(
-                queue,
-                java.util.Map.of(
-                        node("b"), new LogPosition(Epoch.of(1), 41), node("c"), new LogPosition(Epoch.of(1), 39)));
-        cluster.kill("a");
+        ObjectId queue = ownerLostWithSurvivorsEndingAt(41, 39);
         cluster.tick(); // the proposal
         cluster.tick(); // the seals
         cluster.tick(); // the point
@@ -110,6 +98,16 @@ class ControllerTickTest {
         cluster.tick();
         assertThat(cluster.history(queue).validate().orElseThrow().epoch()).isEqualTo(Epoch.of(2));
         assertThat(cluster.rejections).isEmpty();
+    }
+
+    /** A queue of 3 copies owned by a, whose followers b and c hold epoch 1 up to these offsets; a is killed. */
+    private ObjectId ownerLostWithSurvivorsEndingAt(long endOfB, long endOfC) {
+        cluster.nodes("a", "b", "c");
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        cluster.logEnds.put(
+                queue, java.util.Map.of(node("b"), LogPosition.of(1, endOfB), node("c"), LogPosition.of(1, endOfC)));
+        cluster.kill("a");
+        return queue;
     }
 
     @Test
