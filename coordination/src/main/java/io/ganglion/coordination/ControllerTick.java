@@ -63,10 +63,7 @@ public final class ControllerTick {
             LiveSet observed,
             RecoveryBackoff backoff,
             long nowMs) {
-        CoordinationImage image = committed;
-        for (CoordinationCommand command : inFlight) {
-            image = image.apply(command).image();
-        }
+        CoordinationImage image = withInFlight(committed, inFlight);
         Settings settings = image.settings();
         List<CoordinationCommand> commands = new ArrayList<>();
         List<RecoveryRequest> requests = new ArrayList<>();
@@ -110,10 +107,7 @@ public final class ControllerTick {
 
         // The driver works on the image with this tick's own commands applied (a command the state machine would
         // reject changes nothing here either), but seals and installs only on committed steps: see run(committed, ...).
-        CoordinationImage proposed = image;
-        for (CoordinationCommand command : commands) {
-            proposed = proposed.apply(command).image();
-        }
+        CoordinationImage proposed = withInFlight(image, commands);
         TreeMap<ObjectId, RecoveryBackoff.Entry> nextBackoff = new TreeMap<>();
         long minMs = settings.value(RuntimeSettings.BACKOFF_MIN_MS);
         long maxMs = settings.value(RuntimeSettings.BACKOFF_MAX_MS);
@@ -136,6 +130,15 @@ public final class ControllerTick {
             }
         }
         return new TickResult(commands, requests, held, new RecoveryBackoff(nextBackoff));
+    }
+
+    /** {@code committed} with {@code inFlight} applied in order; a command that does not fit changes nothing. */
+    public static CoordinationImage withInFlight(CoordinationImage committed, List<CoordinationCommand> inFlight) {
+        CoordinationImage image = committed;
+        for (CoordinationCommand command : inFlight) {
+            image = image.apply(command).image();
+        }
+        return image;
     }
 
     /** Adds {@code record} to the commands and returns the history with it appended (unchanged if it does not fit). */

@@ -135,7 +135,8 @@ public final class ClusterNode implements AutoCloseable {
         // after a newer one (replication relies on both)
         for (Seed seed : seeds) {
             if (seed.id().compareTo(selfSeed.id()) > 0) {
-                link.connect(new NodeId(seed.id()), new InetSocketAddress(seed.host(), seed.peerPort()));
+                NodeId peer = new NodeId(seed.id());
+                link.connect(peer, peerAddresses.get(peer));
             }
         }
         ScheduledExecutorService heartbeats = Executors.newSingleThreadScheduledExecutor(runnable -> {

@@ -321,19 +321,9 @@ public final class Controller implements AutoCloseable {
         }
     }
 
-    /**
-     * Proposes a tick's commands one after the other without waiting for each to commit: the log keeps the order of
-     * one broker's proposals (a later one never commits without the earlier ones), so they commit together, in order,
-     * at the cost of one round. A command the state machine rejects changes nothing; the ones after it apply as they
-     * would have after a sequential wait.
-     */
-    /** {@code committed} with the commands still in flight applied, in order; rejections change nothing. */
+    /** {@code committed} with the commands still in flight applied, as the tick sees it. */
     private CoordinationImage speculative(CoordinationImage committed) {
-        CoordinationImage image = committed;
-        for (CoordinationCommand command : unconfirmed) {
-            image = image.apply(command).image();
-        }
-        return image;
+        return ControllerTick.withInFlight(committed, unconfirmed);
     }
 
     /**
