@@ -177,6 +177,61 @@ class ReplicatedQueueIT {
         assertThat(after.path("owner").asText()).isNotEqualTo(victim.nodeId());
     }
 
+    /**
+     * Case 2, the owner's return: the killed owner, restarted, joins the recovered epoch as a follower (no third epoch,
+     * so no fence of the healthy queue), catches up as a learner and counts: the other follower then dies and the
+     * queue keeps confirming, which needs the returned broker's copy.
+     */
+    @Test
+    void shouldTakeAKilledOwnerBackAsAFollowerOfTheRecoveredEpoch() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("refunds", Map.of("x-queue-type", "quorum"));
+        long epoch = queue.path("epoch").asLong();
+        BrokerChild victim = byId(queue.path("owner").asText());
+        // placement replaces a lost owner by the kept follower owning the fewest queues, ties in follower order
+        BrokerChild successor = byId(followers(queue).get(0));
+        BrokerChild other = byId(followers(queue).get(1));
+
+        try (QueueTraffic traffic = new QueueTraffic(successor, successor, "refunds", "r").consume()) {
+            traffic.publish(300, i -> {
+                if (i == 100) {
+                    killing.set(CompletableFuture.runAsync(victim::killQuietly));
+                }
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            killing.get().join();
+            JsonNode recovered = awaitQueue(
+                    successor,
+                    "refunds",
+                    q -> q.path("active").asBoolean() && q.path("epoch").asLong() > epoch);
+            assertThat(recovered.path("owner").asText()).isEqualTo(successor.nodeId());
+
+            victim.launch().awaitListening();
+            awaitLive(successor, 3);
+            JsonNode rejoined = awaitQueue(successor, "refunds", q -> {
+                JsonNode status = q.path("owner_status");
+                return followers(q).contains(victim.nodeId())
+                        && status.path("learners").isArray()
+                        && status.path("learners").isEmpty()
+                        && status.path("follower_durable").path(victim.nodeId()).asLong(-1)
+                                >= status.path("commit").asLong();
+            });
+            assertThat(rejoined.path("epoch").asLong())
+                    .as("the old owner joined the recovered epoch: %s", rejoined)
+                    .isEqualTo(recovered.path("epoch").asLong());
+            traffic.publish(100, i -> {
+                if (i == 20) {
+                    other.kill(); // now only the returned broker can make W = 2
+                }
+            });
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 2 (owner returned): " + traffic.summary());
+            assertThat(queue(successor, "refunds").path("epoch").asLong())
+                    .isEqualTo(recovered.path("epoch").asLong());
+        }
+    }
+
     /** Case 3: with the hold set to 0, a lost follower is replaced through recovery at once. */
     @Test
     void shouldRecoverAtOnceWhenTheHoldIsZero() throws Exception {

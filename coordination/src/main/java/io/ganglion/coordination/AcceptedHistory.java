@@ -4,6 +4,7 @@ import io.ganglion.coordination.HistoryOutcome.Accepted;
 import io.ganglion.coordination.HistoryOutcome.Rejected;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.Created;
+import io.ganglion.coordination.HistoryRecord.FollowerAdded;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
@@ -125,6 +126,7 @@ public final class AcceptedHistory {
             case SealReceived seal -> appendSeal(seal);
             case RecoveryPointChosen chosen -> appendPoint(chosen);
             case MemberInstalled installed -> appendInstalled(installed);
+            case FollowerAdded added -> appendFollower(added);
             case Activated activated -> appendActivated(activated);
         };
     }
@@ -207,6 +209,29 @@ public final class AcceptedHistory {
             return accept(record(installed), committed, Collections.unmodifiableSet(next), pending);
         }
         return reject("install of " + node + " for epoch " + installed.epoch() + " matches no assignment");
+    }
+
+    private HistoryOutcome appendFollower(FollowerAdded added) {
+        if (committed == null || pending != null) {
+            return reject("a follower joins only an activated epoch with no recovery pending");
+        }
+        if (!committed.epoch().equals(added.epoch())) {
+            return reject(
+                    "follower added to epoch " + added.epoch() + " but the committed epoch is " + committedEpoch());
+        }
+        if (committed.hasMember(added.node())) {
+            return committed.followers().contains(added.node())
+                    ? new Accepted(this)
+                    : reject(added.node() + " owns epoch " + committedEpoch());
+        }
+        if (committed.members().size() >= spec.copies()) {
+            return reject("epoch " + committedEpoch() + " has "
+                    + committed.members().size() + " members, object wants " + spec.copies());
+        }
+        List<NodeId> followers = new ArrayList<>(committed.followers());
+        followers.add(added.node());
+        Assignment next = new Assignment(committed.epoch(), committed.owner(), followers, true);
+        return accept(record(added), next, installedInCommitted, null);
     }
 
     private HistoryOutcome appendActivated(Activated activated) {

@@ -4,6 +4,7 @@ import io.ganglion.coordination.CoordinationCommand.AppendHistory;
 import io.ganglion.coordination.CoordinationCommand.CommitLiveSet;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
+import io.ganglion.coordination.PromotionDecision.AddFollowers;
 import io.ganglion.coordination.PromotionDecision.Held;
 import io.ganglion.coordination.PromotionDecision.Recover;
 import io.ganglion.coordination.PromotionDecision.Unchanged;
@@ -23,7 +24,8 @@ import java.util.TreeMap;
  *       incarnation before it was declared down restarted and may have lost records its followers confirmed: its
  *       object gets a recovery with the same members (found by the simulator).
  *   <li>Placement proposes owner and followers for every object from the observed live set.
- *   <li>Promotion: nothing, a held follower, or a pending recovery (see {@link Promotion}).
+ *   <li>Promotion: nothing, a held follower, followers joining the activated epoch, or a pending recovery (see {@link
+ *       Promotion}).
  *   <li>Recovery driver: for each pending recovery in the image, the next step: seal requests, choosing the recovery
  *       point, install requests, activation. Every step that changes state is a metadata command, so a new controller
  *       resumes where the old one stopped.
@@ -101,6 +103,13 @@ public final class ControllerTick {
             switch (Promotion.decide(history, entry.getValue(), hold)) {
                 case Unchanged unchanged -> {}
                 case Held h -> held.put(entry.getKey(), h.lostFollowers());
+                case AddFollowers add -> {
+                    Epoch epoch = history.committedEpoch();
+                    for (NodeId follower : add.followers()) {
+                        commands.add(
+                                new AppendHistory(entry.getKey(), new HistoryRecord.FollowerAdded(epoch, follower)));
+                    }
+                }
                 case Recover recover -> commands.add(new AppendHistory(entry.getKey(), recover.pending()));
             }
         }

@@ -13,6 +13,8 @@ import java.util.Objects;
  *   MemberInstalled(1, n) ...            at least W, the owner among them
  *   Activated(1)
  *   MemberInstalled(1, n) ...            late members catch up; all installed = enrolled
+ *   FollowerAdded(1, n)                  a follower joins the activated epoch, not installed: it catches up
+ *   MemberInstalled(1, n)                and is counted from here on
  *   RecoveryPending(2, members)          an unproven change: the committed assignment stays beside it
  *   SealReceived(1, reply) ...           at least R = |E| - W + 1 from E of epoch 1
  *   RecoveryPointChosen(2, point)
@@ -64,6 +66,22 @@ public sealed interface HistoryRecord {
     /** A member holds the recovery point durably (pending epoch) or caught up after activation (committed epoch). */
     record MemberInstalled(Epoch epoch, NodeId node) implements HistoryRecord {
         public MemberInstalled {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(node, "node");
+        }
+    }
+
+    /**
+     * A follower joins the committed, activated {@code epoch} without a new epoch: the learner-based way back to the
+     * full number of copies (a broker that returned after the queue recovered without it). It enters E at once, not
+     * installed: it catches up from the owner as a learner and counts for W only once {@link MemberInstalled}.
+     *
+     * <p>Safe without seals because E only grows: W stays, so R = |E| - W + 1 grows by one, and a seal set of R + 1 from
+     * the larger E holds at least R members of the old E, which meet every confirm set of the old E. The new member
+     * never counts for a confirm before its install commits, so no confirm set ever relied on it unknown to E.
+     */
+    record FollowerAdded(Epoch epoch, NodeId node) implements HistoryRecord {
+        public FollowerAdded {
             Objects.requireNonNull(epoch, "epoch");
             Objects.requireNonNull(node, "node");
         }

@@ -1,6 +1,7 @@
 package io.ganglion.coordination;
 
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
+import io.ganglion.coordination.PromotionDecision.AddFollowers;
 import io.ganglion.coordination.PromotionDecision.Held;
 import io.ganglion.coordination.PromotionDecision.Recover;
 import io.ganglion.coordination.PromotionDecision.Unchanged;
@@ -10,7 +11,8 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * Turns placement's proposal into what the metadata log records: nothing, a held follower, or a pending recovery.
+ * Turns placement's proposal into what the metadata log records: nothing, a held follower, followers that join the
+ * activated epoch, or a pending recovery.
  *
  * <p>The follower loss hold. A queue that only lost followers which stopped heartbeating less than the hold ago keeps
  * its current assignment instead of starting a recovery, as long as it still meets its write requirement without them.
@@ -21,9 +23,16 @@ import java.util.function.Predicate;
 public final class Promotion {
     private Promotion() {}
 
-    /** Promotion for one object: {@link #lostFollowersHeld} first, then {@link #retainUnprovenAssignments}. */
+    /**
+     * Promotion for one object: {@link #lostFollowersHeld} first, then {@link #followersJoining}, then {@link
+     * #retainUnprovenAssignments}.
+     */
     public static PromotionDecision decide(AcceptedHistory history, Proposal proposal, FollowerLossHold hold) {
         List<NodeId> held = lostFollowersHeld(history, proposal, hold::isLostWithinHold);
+        List<NodeId> joining = held.isEmpty() ? followersJoining(history, proposal) : List.of();
+        if (!joining.isEmpty()) {
+            return new AddFollowers(joining);
+        }
         Optional<RecoveryPending> pending = retainUnprovenAssignments(history, proposal, unused -> !held.isEmpty());
         if (pending.isPresent()) {
             return new Recover(pending.get());
@@ -69,6 +78,30 @@ public final class Promotion {
             }
         }
         return List.copyOf(dropped);
+    }
+
+    /**
+     * The followers a proposal adds to the activated epoch, if that is all it changes; otherwise an empty list.
+     *
+     * <p>The object is activated with no recovery pending, the proposal keeps the owner and every follower in their
+     * order, and it only appends followers (placement appends copies it adds after the ones it keeps). E grows, which
+     * never needs a seal (see {@link HistoryRecord.FollowerAdded}); only a change that drops or moves a member needs a
+     * new epoch. This is how a queue takes back a broker that returned after it recovered without it: a new epoch would
+     * fence the healthy queue for a round of seals and installs.
+     */
+    public static List<NodeId> followersJoining(AcceptedHistory history, Proposal proposal) {
+        Optional<Assignment> active = history.validate();
+        if (active.isEmpty() || !proposal.owner().equals(active.get().owner())) {
+            return List.of();
+        }
+        List<NodeId> kept = active.get().followers();
+        List<NodeId> proposed = proposal.followers();
+        if (proposed.size() <= kept.size()
+                || !proposed.subList(0, kept.size()).equals(kept)
+                || proposal.members().size() > history.spec().copies()) {
+            return List.of();
+        }
+        return List.copyOf(proposed.subList(kept.size(), proposed.size()));
     }
 
     /**

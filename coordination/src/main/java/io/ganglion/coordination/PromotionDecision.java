@@ -19,6 +19,16 @@ public sealed interface PromotionDecision {
         }
     }
 
+    /**
+     * The proposal keeps owner and followers and only adds followers after them: they join the activated epoch
+     * ({@link HistoryRecord.FollowerAdded}), with no recovery and no pause.
+     */
+    record AddFollowers(List<NodeId> followers) implements PromotionDecision {
+        public AddFollowers {
+            followers = List.copyOf(followers);
+        }
+    }
+
     /** Keep the committed assignment and write this pending recovery (a new one, or a new proposal for the pending). */
     record Recover(RecoveryPending pending) implements PromotionDecision {}
 }

@@ -6,6 +6,7 @@ import io.ganglion.coordination.HistoryOutcome.Accepted;
 import io.ganglion.coordination.HistoryOutcome.Rejected;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.Created;
+import io.ganglion.coordination.HistoryRecord.FollowerAdded;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
@@ -191,6 +192,52 @@ class AcceptedHistoryTest {
         assertThat(history.enrolled()).isTrue();
     }
 
+    /** Epoch 2 on b and c after a was lost (seals of b and c at the same end): two members, R = 1. */
+    private static AcceptedHistory activeOnBcAfterLosingA() {
+        AcceptedHistory history = append(activeOnAbc(), new RecoveryPending(Epoch.of(2), B, List.of(C)));
+        history = append(history, seal(B, 1, 5));
+        history = append(history, seal(C, 1, 5));
+        history = append(history, new RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 5)));
+        history = append(history, new MemberInstalled(Epoch.of(2), B));
+        history = append(history, new MemberInstalled(Epoch.of(2), C));
+        return append(history, new Activated(Epoch.of(2)));
+    }
+
+    @Test
+    void shouldAddAFollowerToTheActivatedEpochWhichCatchesUpBeforeItIsEnrolled() {
+        AcceptedHistory before = activeOnBcAfterLosingA();
+        assertThat(before.recoveryThreshold()).isEqualTo(1);
+
+        AcceptedHistory history = append(before, new FollowerAdded(Epoch.of(2), A));
+
+        assertThat(history.validate())
+                .as("same epoch, still activated, a after the followers kept")
+                .contains(new Assignment(Epoch.of(2), B, List.of(C, A), true));
+        assertThat(history.recoveryThreshold()).as("E grew: R = 3 - 2 + 1").isEqualTo(2);
+        assertThat(history.installedInCommitted()).containsExactlyInAnyOrder(B, C);
+        assertThat(history.enrolled()).isFalse();
+        assertThat(RecoveryPlanner.catchUpTargets(history)).containsExactly(A);
+        assertThat(history.reflects(new FollowerAdded(Epoch.of(2), A))).isTrue();
+
+        history = append(history, new MemberInstalled(Epoch.of(2), A));
+        assertThat(history.enrolled()).isTrue();
+    }
+
+    @Test
+    void shouldRefuseAFollowerOutsideAnActivatedEpochOrBeyondTheCopies() {
+        AcceptedHistory active = activeOnBcAfterLosingA();
+        assertThat(rejection(active, new FollowerAdded(Epoch.of(1), A))).contains("committed epoch is 2");
+        assertThat(rejection(active, new FollowerAdded(Epoch.of(2), B))).contains("owns epoch 2");
+        assertThat(rejection(
+                        append(active, new RecoveryPending(Epoch.of(3), B, List.of(C, A))),
+                        new FollowerAdded(Epoch.of(2), A)))
+                .contains("no recovery pending");
+        assertThat(rejection(AcceptedHistory.created(QUEUE), new FollowerAdded(Epoch.of(1), A)))
+                .contains("activated epoch");
+        assertThat(rejection(activeOnAbc(), new FollowerAdded(Epoch.of(1), NodeId.of("d"))))
+                .contains("object wants 3");
+    }
+
     private static final AtomicInteger GENERATED_ACTIVATIONS = new AtomicInteger();
 
     static LongStream seeds() {
@@ -252,7 +299,7 @@ class AcceptedHistoryTest {
         Epoch proposed = history.pending().map(p -> p.proposed().epoch()).orElse(committed.next());
         Epoch epoch = random.nextInt(10) == 0 ? Epoch.of(random.nextLong(0, 4)) : proposed;
         NodeId node = pool.get(random.nextInt(pool.size()));
-        return switch (random.nextInt(6)) {
+        return switch (random.nextInt(7)) {
             case 0 -> {
                 List<NodeId> shuffled = new ArrayList<>(pool);
                 java.util.Collections.shuffle(shuffled, new java.util.Random(random.nextLong()));
@@ -276,6 +323,7 @@ class AcceptedHistoryTest {
                                         .orElse(LogPosition.EMPTY)
                                 : LogPosition.of(random.nextLong(0, 3), random.nextLong(-1, 50)));
             case 3, 4 -> new MemberInstalled(random.nextInt(4) == 0 ? committed : epoch, node);
+            case 5 -> new FollowerAdded(random.nextInt(4) == 0 ? epoch : committed, node);
             default -> new Activated(epoch);
         };
     }

@@ -330,6 +330,40 @@ class ControllerTickTest {
     }
 
     @Test
+    void shouldTakeBackAReturnedOwnerAsAFollowerOfTheRecoveredEpoch() {
+        ObjectId queue = ownerLostWithSurvivorsEndingAt(41, 41);
+        cluster.ticks(4, 10);
+        Assignment recovered = cluster.history(queue).validate().orElseThrow();
+        assertThat(recovered.members()).containsExactly(node("b"), node("c"));
+
+        cluster.restart("a", 4343);
+        TickResult returned = cluster.tick();
+
+        assertThat(returned.commands())
+                .as("a joins epoch 2 as a follower: no recovery, no seal")
+                .contains(new AppendHistory(queue, new HistoryRecord.FollowerAdded(Epoch.of(2), node("a"))))
+                .noneMatch(command ->
+                        command instanceof AppendHistory append && append.record() instanceof RecoveryPending);
+        assertThat(returned.requests())
+                .as("it is asked to catch up from the owner")
+                .singleElement()
+                .isInstanceOfSatisfying(
+                        RecoveryRequest.CatchUp.class,
+                        catchUp -> assertThat(catchUp.node()).isEqualTo(node("a")));
+        assertThat(cluster.history(queue).validate())
+                .contains(new Assignment(Epoch.of(2), node("b"), List.of(node("c"), node("a")), true));
+        assertThat(cluster.history(queue).enrolled())
+                .as("installed once caught up")
+                .isTrue();
+        cluster.ticks(3, 10);
+        assertThat(cluster.history(queue).committedEpoch()).isEqualTo(Epoch.of(2));
+        assertThat(cluster.sent)
+                .noneMatch(request -> request instanceof RecoveryRequest.Seal seal
+                        && seal.epoch().equals(Epoch.of(2)));
+        assertThat(cluster.rejections).isEmpty();
+    }
+
+    @Test
     void shouldComputeBackoffDelays() {
         assertThat(RecoveryBackoff.delayMs(1, 50, 2000)).isEqualTo(50);
         assertThat(RecoveryBackoff.delayMs(3, 50, 2000)).isEqualTo(200);

@@ -13,6 +13,7 @@ import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.Created;
+import io.ganglion.coordination.HistoryRecord.FollowerAdded;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
@@ -77,6 +78,7 @@ import java.util.TreeMap;
  *       htag 4 RecoveryPointChosen   epoch(8) pointEpoch(8) pointOffset(8)
  *       htag 5 MemberInstalled       epoch(8) node
  *       htag 6 Activated             epoch(8)
+ *       htag 7 FollowerAdded         epoch(8) node
  *     ctag 5 SetSettings    count(4) { name value } in name order
  *     ctag 6 Batch          count(4) { ctag cbody } (no batch inside, at least one)
  * </pre>
@@ -115,6 +117,7 @@ public final class MetadataCodec {
     private static final byte H_RECOVERY_POINT_CHOSEN = 4;
     private static final byte H_MEMBER_INSTALLED = 5;
     private static final byte H_ACTIVATED = 6;
+    private static final byte H_FOLLOWER_ADDED = 7;
 
     /** The fewest bytes an encoded {@link NodeState} takes: an empty-length node id and the fixed fields. */
     private static final int MIN_NODE_STATE_BYTES = 2 + 1 + 8 + 1 + 8 + 1;
@@ -425,6 +428,11 @@ public final class MetadataCodec {
                 out.writeByte(H_ACTIVATED);
                 out.writeLong(r.epoch().value());
             }
+            case FollowerAdded r -> {
+                out.writeByte(H_FOLLOWER_ADDED);
+                out.writeLong(r.epoch().value());
+                writeNodeId(out, r.node());
+            }
         }
     }
 
@@ -451,6 +459,7 @@ public final class MetadataCodec {
             case H_RECOVERY_POINT_CHOSEN -> new RecoveryPointChosen(Epoch.of(in.readLong()), readPosition(in));
             case H_MEMBER_INSTALLED -> new MemberInstalled(Epoch.of(in.readLong()), readNodeId(in));
             case H_ACTIVATED -> new Activated(Epoch.of(in.readLong()));
+            case H_FOLLOWER_ADDED -> new FollowerAdded(Epoch.of(in.readLong()), readNodeId(in));
             default -> throw new MetadataCodecException("unknown history record tag " + tag);
         };
     }

@@ -131,7 +131,8 @@ class MetadataCodecTest {
                 new CoordinationCommand.AppendHistory(
                         id, new HistoryRecord.RecoveryPointChosen(Epoch.of(4), LogPosition.EMPTY)),
                 new CoordinationCommand.AppendHistory(id, new HistoryRecord.MemberInstalled(Epoch.of(4), n2)),
-                new CoordinationCommand.AppendHistory(id, new HistoryRecord.Activated(Epoch.of(4))));
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.Activated(Epoch.of(4))),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerAdded(Epoch.of(4), n1)));
         for (CoordinationCommand command : commands) {
             Coordination wrapped = new Coordination(command);
             assertThat(MetadataCodec.decode(MetadataCodec.encode(wrapped)))

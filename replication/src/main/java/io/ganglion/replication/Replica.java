@@ -480,6 +480,15 @@ public final class Replica {
             if (owner != null && owner.epoch.equals(epoch)) {
                 owner.installed = assigned.installed();
                 owner.retentionProtectMs = assigned.retentionProtectMs();
+                // a follower that joined the epoch (HistoryRecord.FollowerAdded): fed as a learner from where its log
+                // meets ours, counted once installed
+                for (NodeId node : assignment.followers()) {
+                    if (!owner.peers.containsKey(node)) {
+                        Peer peer = new Peer(node);
+                        owner.peers.put(node, peer);
+                        stamp(peer, nowMs);
+                    }
+                }
                 advanceCommit();
                 return;
             }
@@ -512,8 +521,7 @@ public final class Replica {
             // report already, and it was dropped: without this the owner learned of it only from its next periodic
             // report or the first lease renewal, 100 ms on, and confirmed nothing meanwhile (the failover bench).
             for (Peer peer : owner.peers.values()) {
-                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs, start));
-                peer.lastStampMs = nowMs;
+                stamp(peer, nowMs);
             }
         } else if (assignment.followers().contains(self)) {
             if (follower != null && follower.epoch.equals(epoch) && follower.owner.equals(assignment.owner())) {
@@ -747,10 +755,15 @@ public final class Replica {
         }
         for (Peer peer : owner.peers.values()) {
             if (peer.lastStampMs == Long.MIN_VALUE || nowMs - peer.lastStampMs >= config.leaseRenewMs()) {
-                send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs, start));
-                peer.lastStampMs = nowMs;
+                stamp(peer, nowMs);
             }
         }
+    }
+
+    /** An empty Replicate stamped {@code nowMs}: the follower answers where it stands and echoes the stamp. */
+    private void stamp(Peer peer, long nowMs) {
+        send(peer.node, new Replicate(owner.epoch, -1, List.of(), nowMs, start));
+        peer.lastStampMs = nowMs;
     }
 
     // ---- follower ------------------------------------------------------------------------------------------------

@@ -579,6 +579,67 @@ class ReplicaTest {
         assertThat(owner.confirms()).as("c caught up and counts again").hasSize(101);
     }
 
+    /**
+     * The owner lost, its queue recovered onto b and c, the old owner back: it joins epoch 2 as a follower
+     * (HistoryRecord.FollowerAdded) instead of a third epoch. The owner feeds it from where its log meets ours (its
+     * own unconfirmed suffix of epoch 1 cut), counts it only once installed, and it reports installed on the controller's
+     * catch-up request.
+     */
+    @Test
+    void shouldFeedAFollowerThatJoinsTheEpochAndCountItOnlyOnceInstalled() {
+        Harness harness = threeCopies();
+        for (int i = 0; i < 5; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        harness.settle(); // everyone holds 1@0..5
+        NodeId b = NodeId.of("b");
+        NodeId c = NodeId.of("c");
+        harness.down.addAll(List.of(b, c));
+        harness.publish("a", 1, 1, 5);
+        harness.publish("a", 1, 1, 6);
+        Harness.Node a = harness.node("a");
+        a.sync(); // 1@6..7 on a alone, never confirmed
+        assertThat(a.confirms()).hasSize(5);
+
+        harness.down.clear();
+        harness.down.add(a.id);
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        harness.assign(new Assignment(Epoch.of(2), b, List.of(c), true), 2, Set.of(b, c));
+        harness.settle();
+        Harness.Node owner = harness.node("b");
+        for (int i = 0; i < 3; i++) {
+            harness.publish("b", 2, 2, i);
+        }
+        harness.settle();
+        assertThat(owner.confirms()).hasSize(3);
+
+        a.restart(77);
+        harness.down.clear();
+        harness.assign(new Assignment(Epoch.of(2), b, List.of(c, a.id), true), 2, Set.of(b, c));
+        harness.settle();
+        assertThat(a.log).as("its unconfirmed suffix cut, epoch 2 copied").isEqualTo(owner.log);
+        assertThat(owner.replica.learners())
+                .as("not counted before it is installed")
+                .containsExactly(a.id);
+
+        harness.down.add(c);
+        harness.publish("b", 2, 2, 3);
+        harness.settle();
+        assertThat(owner.confirms())
+                .as("c down, a not installed: no second copy counts")
+                .hasSize(3);
+
+        a.on(new ReplicaEvent.CatchUpRequested(Harness.CONTROLLER, Epoch.of(2), b));
+        assertThat(a.effectsOf(ReplyInstalled.class))
+                .containsExactly(new ReplyInstalled(Harness.CONTROLLER, Epoch.of(2)));
+        harness.assign(new Assignment(Epoch.of(2), b, List.of(c, a.id), true), 2, Set.of(b, c, a.id));
+        harness.settle();
+        assertThat(owner.replica.learners()).isEmpty();
+        assertThat(owner.confirms()).as("a installed counts for W").hasSize(4);
+    }
+
     @Test
     void shouldRefuseToOwnAnEpochAfterARestart() {
         Harness harness = threeCopies();

@@ -265,8 +265,22 @@ public final class Invariants {
     void onCommit(int index, MetadataImage.Applied applied) {
         if (!(cluster.quorum().command(index) instanceof MetadataCommand.Coordination coordination)
                 || !(coordination.command() instanceof AppendHistory append)
-                || !(append.record() instanceof HistoryRecord.Activated activated)
                 || !applied.accepted()) {
+            return;
+        }
+        if (append.record() instanceof HistoryRecord.FollowerAdded added) {
+            // the epoch's members grew: a confirm may now count the new follower (once installed)
+            cluster.stats().followersAdded++;
+            Assignment grown = applied.image()
+                    .coordination()
+                    .objects()
+                    .get(append.id())
+                    .committed()
+                    .orElseThrow();
+            assignments.put(append.id() + "|" + added.epoch(), grown);
+            return;
+        }
+        if (!(append.record() instanceof HistoryRecord.Activated activated)) {
             return;
         }
         cluster.stats().activations++;

@@ -7,6 +7,7 @@ public final class SimStats {
     long lostProposals;
     long rejectedProposals;
     long activations;
+    long followersAdded;
     long confirmed;
     long faults;
     long stalledAfterHeal;
@@ -35,6 +36,11 @@ public final class SimStats {
 
     public long rejectedProposals() {
         return rejectedProposals;
+    }
+
+    /** Followers that joined an activated epoch (HistoryRecord.FollowerAdded committed) instead of a new epoch. */
+    public long followersAdded() {
+        return followersAdded;
     }
 
     public long activations() {
@@ -105,7 +111,8 @@ public final class SimStats {
     @Override
     public String toString() {
         return "stalledAfterHeal=" + stalledAfterHeal + " " + "ticks=" + ticks + " heldTicks=" + heldTicks
-                + " activations=" + activations + " commits=" + confirmed + " published=" + published
+                + " activations=" + activations + " followersAdded=" + followersAdded + " commits=" + confirmed
+                + " published=" + published
                 + " confirmedPublishes="
                 + confirmedPublishes + " delivered=" + delivered + " redelivered=" + redelivered + " resent=" + resent
                 + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " faults=" + faults

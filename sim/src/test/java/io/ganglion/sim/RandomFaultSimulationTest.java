@@ -26,6 +26,7 @@ class RandomFaultSimulationTest {
         long virtualMs = 0;
         long events = 0;
         long activations = 0;
+        long joined = 0;
         long confirmed = 0;
         long stalled = 0;
         long confirmedPublishes = 0;
@@ -38,6 +39,7 @@ class RandomFaultSimulationTest {
             virtualMs += result.virtualMs();
             events += result.events();
             activations += result.stats().activations();
+            joined += result.stats().followersAdded();
             confirmed += result.stats().confirmed();
             stalled += result.stats().stalledAfterHeal();
             confirmedPublishes += result.stats().confirmedPublishes();
@@ -56,7 +58,7 @@ class RandomFaultSimulationTest {
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
-                        + " %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
+                        + " %d followers joined an activated epoch, %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
                         + " %d deliveries held by the owner lease, %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
@@ -65,6 +67,7 @@ class RandomFaultSimulationTest {
                 virtualMs / 3_600_000.0,
                 events,
                 activations,
+                joined,
                 confirmed,
                 confirmedPublishes,
                 delivered,
@@ -74,6 +77,9 @@ class RandomFaultSimulationTest {
                 failures.size());
         assertThat(failures).as("failing seeds").isEmpty();
         assertThat(activations).as("the runs did recover objects").isGreaterThan(count);
+        assertThat(joined)
+                .as("returned brokers joined activated epochs as followers")
+                .isGreaterThan(count / 10);
         assertThat(confirmedPublishes).as("publishes were confirmed").isGreaterThan(100 * count);
         assertThat(resent).as("the forwarding path ran").isGreaterThan(count);
         assertThat(holds).as("owners held deliveries for the owner lease").isGreaterThan(count);
