@@ -190,15 +190,11 @@ class ControllerTest {
             }
         }
         List<io.ganglion.coordination.HistoryRecord> replies = new ArrayList<>();
-        synchronized (proposed) {
-            for (MetadataCommand command : proposed) {
-                if (command
-                                instanceof
-                                MetadataCommand.Coordination(
-                                        io.ganglion.coordination.CoordinationCommand.AppendHistory append)
-                        && (append.record() instanceof io.ganglion.coordination.HistoryRecord.SealReceived
-                                || append.record() instanceof io.ganglion.coordination.HistoryRecord.MemberInstalled)) {
-                    replies.add(append.record());
+        for (List<io.ganglion.coordination.HistoryRecord> entry : historyRecords(proposed)) {
+            for (io.ganglion.coordination.HistoryRecord record : entry) {
+                if (record instanceof io.ganglion.coordination.HistoryRecord.SealReceived
+                        || record instanceof io.ganglion.coordination.HistoryRecord.MemberInstalled) {
+                    replies.add(record);
                 }
             }
         }
@@ -208,6 +204,105 @@ class ControllerTest {
                 // installs of epoch 1 and the seals of epoch 2; both seals end at the point (1, 10), so they are
                 // the installs of epoch 2 (proposed by the tick, not by a reply)
                 .hasSizeGreaterThanOrEqualTo(3 + 2);
+    }
+
+    /**
+     * The owner dies and the two survivors' seals come 30 ms apart: the first one, which moves nothing on alone (R =
+     * 2), is held for the second, and both go to the log in one entry with the point, the installs their seals show
+     * and the activation. Proposed alone, the first held the log's one round in flight and the second waited for it.
+     */
+    @Test
+    void shouldProposeAHeldSealWithTheOneThatCompletesRAndTheActivationInOneEntry() throws Exception {
+        NodeId c = new NodeId("c");
+        List<MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
+        java.util.concurrent.ScheduledExecutorService later =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try (MetadataLog file = FileMetadataLogs.open(dir)) {
+            MetadataLog counting = new Passing(file, true, proposed);
+            java.util.concurrent.atomic.AtomicReference<Controller> self =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            java.util.concurrent.atomic.AtomicInteger sealsAnswered = new java.util.concurrent.atomic.AtomicInteger();
+            Consumer<io.ganglion.coordination.RecoveryRequest> answer = request -> {
+                switch (request) {
+                    case io.ganglion.coordination.RecoveryRequest.Install install ->
+                        self.get()
+                                .recoveryReply(new io.ganglion.coordination.CoordinationCommand.AppendHistory(
+                                        install.object(),
+                                        new io.ganglion.coordination.HistoryRecord.MemberInstalled(
+                                                install.epoch(), install.node())));
+                    case io.ganglion.coordination.RecoveryRequest.Seal seal -> {
+                        io.ganglion.coordination.CoordinationCommand reply =
+                                new io.ganglion.coordination.CoordinationCommand.AppendHistory(
+                                        seal.object(),
+                                        new io.ganglion.coordination.HistoryRecord.SealReceived(
+                                                seal.epoch(),
+                                                new io.ganglion.coordination.SealReply(
+                                                        seal.node(),
+                                                        io.ganglion.coordination.LogPosition.of(1, 10),
+                                                        10)));
+                        // the first seal asked for now, the next 30 ms later (less than controller.tick_ms)
+                        later.schedule(
+                                () -> self.get().recoveryReply(reply),
+                                sealsAnswered.getAndIncrement() == 0 ? 0 : 30,
+                                TimeUnit.MILLISECONDS);
+                    }
+                    default -> {}
+                }
+            };
+            try (Controller controller = new Controller(A, counting, Clock.systemUTC(), answer)) {
+                self.set(controller);
+                for (NodeId node : List.of(A, B, c)) {
+                    controller.heartbeat(node, new Incarnation(1), false);
+                }
+                awaitImage(
+                        file, states -> states.stream().filter(NodeState::live).count() == 3);
+                io.ganglion.coordination.ObjectId queue = io.ganglion.coordination.ObjectId.of("/", "q");
+                counting.propose(new MetadataCommand.Coordination(
+                                new io.ganglion.coordination.CoordinationCommand.CreateObject(
+                                        new io.ganglion.coordination.ObjectSpec(
+                                                queue,
+                                                io.ganglion.coordination.ObjectKind.QUEUE,
+                                                3,
+                                                io.ganglion.coordination.DurabilityMode.MAJORITY_DURABLE))))
+                        .get(10, TimeUnit.SECONDS);
+                NodeId owner = awaitActive(file, queue, 1);
+                controller.connectionClosed(owner);
+                awaitActive(file, queue, 2);
+            }
+        } finally {
+            later.shutdownNow();
+        }
+        List<io.ganglion.coordination.HistoryRecord> activating = historyRecords(proposed).stream()
+                .filter(entry -> entry.contains(
+                        new io.ganglion.coordination.HistoryRecord.Activated(io.ganglion.coordination.Epoch.of(2))))
+                .findFirst()
+                .orElseThrow();
+        assertThat(activating)
+                .as("both seals, the point, the installs they show and the activation in one entry")
+                .filteredOn(record -> record instanceof io.ganglion.coordination.HistoryRecord.SealReceived)
+                .hasSize(2);
+        assertThat(activating)
+                .anyMatch(record -> record instanceof io.ganglion.coordination.HistoryRecord.RecoveryPointChosen);
+    }
+
+    /** The history records of each proposal, a batch's in its order; an entry without any gives an empty list. */
+    private static List<List<io.ganglion.coordination.HistoryRecord>> historyRecords(List<MetadataCommand> proposed) {
+        List<List<io.ganglion.coordination.HistoryRecord>> entries = new ArrayList<>();
+        synchronized (proposed) {
+            for (MetadataCommand command : proposed) {
+                List<io.ganglion.coordination.CoordinationCommand> commands = switch (command) {
+                    case MetadataCommand.Coordination(io.ganglion.coordination.CoordinationCommand.Batch batch) ->
+                        batch.commands();
+                    case MetadataCommand.Coordination(io.ganglion.coordination.CoordinationCommand one) -> List.of(one);
+                    default -> List.of();
+                };
+                entries.add(commands.stream()
+                        .filter(each -> each instanceof io.ganglion.coordination.CoordinationCommand.AppendHistory)
+                        .map(each -> ((io.ganglion.coordination.CoordinationCommand.AppendHistory) each).record())
+                        .toList());
+            }
+        }
+        return entries;
     }
 
     private static io.ganglion.coordination.NodeId awaitActive(
