@@ -35,6 +35,11 @@ import org.slf4j.LoggerFactory;
 public final class ClusterNode implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterNode.class);
 
+    /** Dials to a peer whose link closed, this far apart, until one is refused (see PeerLink.refusesConnections). */
+    private static final int REFUSAL_PROBES = 4;
+
+    private static final long REFUSAL_PROBE_GAP_MS = 8;
+
     private final NodeId self;
     private final Incarnation incarnation;
     private final MetadataLog log;
@@ -105,16 +110,17 @@ public final class ClusterNode implements AutoCloseable {
             public void onDisconnected(NodeId peer) {
                 LOG.info("event=peer_disconnected peer={}", peer);
                 controller.connectionClosed(peer);
-                // a killed broker's port refuses at once; a live one cut off does not (see
-                // Controller.connectionRefused)
+                // a killed broker's port refuses within a few milliseconds; a live one cut off does not (see
+                // Controller.connectionRefused, which ignores a refusal once the link is back)
                 InetSocketAddress address = peerAddresses.get(peer);
                 PeerLink link = started.get();
                 if (address != null && link != null) {
-                    link.refusesConnections(address).thenAccept(refused -> {
-                        if (refused) {
-                            controller.connectionRefused(peer);
-                        }
-                    });
+                    link.refusesConnections(address, REFUSAL_PROBES, REFUSAL_PROBE_GAP_MS)
+                            .thenAccept(refused -> {
+                                if (refused) {
+                                    controller.connectionRefused(peer);
+                                }
+                            });
                 }
                 disconnected.accept(peer);
             }

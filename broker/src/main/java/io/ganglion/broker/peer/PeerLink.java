@@ -229,6 +229,21 @@ public final class PeerLink implements AutoCloseable {
     }
 
     /**
+     * {@link #refusesConnections(InetSocketAddress)} up to {@code probes} times, {@code gapMs} apart, until one is
+     * refused: true at the first refusal, false when none was. A killed process closes its connections before its
+     * listening socket, so a dial made as its link closes can still connect (the failover bench: the link's own redial
+     * was refused 66 ms after the close, the one dial made at the close was not).
+     */
+    public CompletableFuture<Boolean> refusesConnections(InetSocketAddress address, int probes, long gapMs) {
+        return refusesConnections(address)
+                .thenCompose(refused -> refused || probes <= 1
+                        ? CompletableFuture.completedFuture(refused)
+                        : CompletableFuture.runAsync(
+                                        () -> {}, CompletableFuture.delayedExecutor(gapMs, TimeUnit.MILLISECONDS))
+                                .thenCompose(unused -> refusesConnections(address, probes - 1, gapMs)));
+    }
+
+    /**
      * Stops keeping the outbound link to {@code peer} and closes it. The link {@code peer} opened to us, if any, stays:
      * it is the peer's to keep. Does nothing for a peer not dialled. Returns at once; the link closes shortly after.
      */

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -85,6 +86,21 @@ class PeerLinkTest {
         // the probe closed before any Hello: B saw no peer come or go, and still takes real links
         linkA.connect(N2, address(linkB));
         assertThat(b.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
+    }
+
+    /** A process closes its links before its listener: dials made as the link closes go on until one is refused. */
+    @Test
+    void shouldDialAgainUntilAPortThatStillListensRefuses() throws Exception {
+        PeerLink linkA = start(config("ganglion", N1, 11, 0), new RecordingPeerHandler());
+        PeerLink linkB = start(config("ganglion", N2, 22, 0), new RecordingPeerHandler());
+        InetSocketAddress b = address(linkB);
+
+        assertThat(linkA.refusesConnections(b, 3, 5).get(5, TimeUnit.SECONDS))
+                .as("listening all along")
+                .isFalse();
+        CompletableFuture<Boolean> closing = linkA.refusesConnections(b, 50, 10);
+        linkB.close(); // while the dials go on
+        assertThat(closing.get(5, TimeUnit.SECONDS)).isTrue();
     }
 
     @Test
