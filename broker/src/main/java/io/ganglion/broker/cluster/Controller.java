@@ -310,7 +310,18 @@ public final class Controller implements AutoCloseable {
             fresh.removeAll(unconfirmed); // proposed already, not committed yet
             long tickMs = setting(RuntimeSettings.TICK_MS);
             List<CoordinationCommand> entry = new java.util.ArrayList<>();
-            if (!fresh.isEmpty() || replies.values().stream().anyMatch(at -> now - at >= tickMs)) {
+            boolean due = replies.values().stream().anyMatch(at -> now - at >= tickMs);
+            if (!replies.isEmpty() && (!fresh.isEmpty() || due)) {
+                // when and why held replies went out, for the failover bench's timings
+                LOG.info(
+                        "event=recovery_replies_proposed replies={} with={} cause={}",
+                        replies.size(),
+                        fresh.stream()
+                                .map(command -> command instanceof CoordinationCommand.AppendHistory append
+                                        ? append.record().getClass().getSimpleName()
+                                        : command.getClass().getSimpleName())
+                                .toList(),
+                        fresh.isEmpty() ? "held_a_tick" : "steps");
                 entry.addAll(replies.keySet()); // first: the tick's steps were worked out with them applied
                 replies.clear();
             }
