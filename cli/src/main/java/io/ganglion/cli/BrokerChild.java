@@ -83,9 +83,21 @@ final class BrokerChild implements AutoCloseable {
         return settings.getOrDefault("node.id", "ganglion-1");
     }
 
+    /** Ports {@link #freePort} handed out in this JVM. */
+    private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * A port free now, and never handed out before by this JVM: the kernel may give a port it just gave again once
+     * the probing socket closed, and two of a cluster's ports then collided (a broker's AMQP port and another's metadata
+     * port: "Address already in use" at start).
+     */
     static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
+        while (true) {
+            try (ServerSocket socket = new ServerSocket(0)) {
+                if (HANDED_OUT.add(socket.getLocalPort())) {
+                    return socket.getLocalPort();
+                }
+            }
         }
     }
 
