@@ -160,11 +160,15 @@ final class BrokerChild implements AutoCloseable {
 
     /**
      * Reads {@code log} from byte {@code from} as the broker writes it, until it says it listens (completes {@code
-     * listening}) or the process exits (fails it with the last lines).
+     * listening}) or the process exits (fails it with the last lines). Woken by the file system's change events on the
+     * log's folder (inotify), and by the process's exit, which closes the watch.
      */
     private static void watchForListening(Process process, Path log, long from, CompletableFuture<Void> listening) {
         java.util.ArrayDeque<String> last = new java.util.ArrayDeque<>();
-        try (java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log))) {
+        try (java.nio.file.WatchService changes = log.getFileSystem().newWatchService();
+                java.io.InputStream in = new java.io.BufferedInputStream(Files.newInputStream(log))) {
+            log.getParent().register(changes, java.nio.file.StandardWatchEventKinds.ENTRY_MODIFY);
+            process.onExit().thenRun(() -> closeQuietly(changes));
             in.skipNBytes(from);
             java.io.ByteArrayOutputStream partial = new java.io.ByteArrayOutputStream();
             while (true) {
@@ -189,7 +193,13 @@ final class BrokerChild implements AutoCloseable {
                 if (exited) {
                     break;
                 }
-                Thread.sleep(20);
+                try {
+                    java.nio.file.WatchKey key = changes.take();
+                    key.pollEvents();
+                    key.reset();
+                } catch (java.nio.file.ClosedWatchServiceException e) {
+                    // the process exited: read what it wrote last, then stop
+                }
             }
         } catch (IOException e) {
             listening.completeExceptionally(e);
@@ -200,6 +210,14 @@ final class BrokerChild implements AutoCloseable {
         }
         listening.completeExceptionally(
                 new IOException("broker exited, see " + log + "; its last lines:\n" + String.join("\n", last)));
+    }
+
+    private static void closeQuietly(java.io.Closeable closeable) {
+        try {
+            closeable.close();
+        } catch (IOException e) {
+            // nothing to do: the watch is gone either way
+        }
     }
 
     BrokerChild awaitListening() throws IOException, InterruptedException {

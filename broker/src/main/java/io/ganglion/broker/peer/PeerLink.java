@@ -235,12 +235,23 @@ public final class PeerLink implements AutoCloseable {
      * was refused 66 ms after the close, the one dial made at the close was not).
      */
     public CompletableFuture<Boolean> refusesConnections(InetSocketAddress address, int probes, long gapMs) {
-        return refusesConnections(address)
-                .thenCompose(refused -> refused || probes <= 1
-                        ? CompletableFuture.completedFuture(refused)
-                        : CompletableFuture.runAsync(
-                                        () -> {}, CompletableFuture.delayedExecutor(gapMs, TimeUnit.MILLISECONDS))
-                                .thenCompose(unused -> refusesConnections(address, probes - 1, gapMs)));
+        return refusesConnections(address).thenCompose(refused -> {
+            if (refused || probes <= 1) {
+                return CompletableFuture.completedFuture(refused);
+            }
+            // the next dial on the link's own event loops, which already time the dialers' retries
+            CompletableFuture<Boolean> later = new CompletableFuture<>();
+            try {
+                group.schedule(
+                        () -> refusesConnections(address, probes - 1, gapMs)
+                                .whenComplete((again, failure) -> later.complete(failure == null && again)),
+                        gapMs,
+                        TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                later.complete(false); // the event loops are shutting down
+            }
+            return later;
+        });
     }
 
     /**

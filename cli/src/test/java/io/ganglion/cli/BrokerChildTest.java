@@ -1,0 +1,35 @@
+package io.ganglion.cli;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BrokerChildTest {
+    @TempDir
+    Path dir;
+
+    /** A broker that exits at start is reported at once, with the last lines it wrote into its log. */
+    @Test
+    void shouldReportABrokerThatExitsAtStartWithItsLastLines() throws Exception {
+        BrokerChild broker = new BrokerChild(
+                dir.resolve("b"),
+                List.of("-Xmx64m"),
+                BrokerChild.freePort(),
+                BrokerChild.freePort(),
+                Map.of("no.such.setting", "1"));
+        try {
+            broker.launch();
+            assertThatThrownBy(broker::awaitListening)
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("broker exited")
+                    .hasMessageContaining("no.such.setting");
+        } finally {
+            broker.kill();
+        }
+    }
+}
