@@ -208,14 +208,7 @@ class ReplicatedQueueIT {
 
             victim.launch().awaitListening();
             awaitLive(successor, 3);
-            JsonNode rejoined = awaitQueue(successor, "refunds", q -> {
-                JsonNode status = q.path("owner_status");
-                return followers(q).contains(victim.nodeId())
-                        && status.path("learners").isArray()
-                        && status.path("learners").isEmpty()
-                        && status.path("follower_durable").path(victim.nodeId()).asLong(-1)
-                                >= status.path("commit").asLong();
-            });
+            JsonNode rejoined = awaitQueue(successor, "refunds", q -> countsAgain(q, victim));
             assertThat(rejoined.path("epoch").asLong())
                     .as("the old owner joined the recovered epoch: %s", rejoined)
                     .isEqualTo(recovered.path("epoch").asLong());
@@ -284,15 +277,7 @@ class ReplicatedQueueIT {
             assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
             returning.launch().awaitListening();
             awaitLive(owner, 3);
-            JsonNode rejoined = awaitQueue(owner, "ledger", q -> {
-                JsonNode status = q.path("owner_status");
-                return status.path("learners").isArray()
-                        && status.path("learners").isEmpty()
-                        && status.path("follower_durable")
-                                        .path(returning.nodeId())
-                                        .asLong(-1)
-                                >= status.path("commit").asLong();
-            });
+            JsonNode rejoined = awaitQueue(owner, "ledger", q -> countsAgain(q, returning));
             assertThat(rejoined.path("epoch").asLong())
                     .as("no new epoch for its return: %s", rejoined)
                     .isEqualTo(epoch);
@@ -333,14 +318,7 @@ class ReplicatedQueueIT {
             } finally {
                 signal(paused, "CONT");
             }
-            JsonNode resumed = awaitQueue(owner, "resume", q -> {
-                JsonNode status = q.path("owner_status");
-                return q.path("held").isEmpty()
-                        && status.path("learners").isArray()
-                        && status.path("learners").isEmpty()
-                        && status.path("follower_durable").path(paused.nodeId()).asLong(-1)
-                                >= status.path("commit").asLong();
-            });
+            JsonNode resumed = awaitQueue(owner, "resume", q -> q.path("held").isEmpty() && countsAgain(q, paused));
             assertThat(resumed.path("epoch").asLong()).isEqualTo(epoch);
             traffic.publish(100, i -> {
                 if (i == 20) {
@@ -389,13 +367,7 @@ class ReplicatedQueueIT {
             JsonNode discarded = awaitQueue(
                     owner, "journal", q -> q.path("owner_status").path("start").asLong() > awayHad + 1);
             away.launch().awaitListening();
-            JsonNode caughtUp = awaitQueue(owner, "journal", q -> {
-                JsonNode status = q.path("owner_status");
-                return status.path("learners").isArray()
-                        && status.path("learners").isEmpty()
-                        && status.path("follower_durable").path(away.nodeId()).asLong(-1)
-                                >= status.path("commit").asLong();
-            });
+            JsonNode caughtUp = awaitQueue(owner, "journal", q -> countsAgain(q, away));
             assertThat(caughtUp.path("epoch").asLong()).isEqualTo(epoch);
             JsonNode copy = null;
             for (JsonNode replica : get(away, "/api/replicas")) {
@@ -525,6 +497,19 @@ class ReplicatedQueueIT {
             System.out.println("case 8 (owner_durable follower loss): recovered to epoch " + recovered.path("epoch")
                     + "; " + traffic.summary());
         }
+    }
+
+    /**
+     * Whether {@code follower} counts for the queue again, as its owner shows it: a follower, no learner left, and its
+     * durable offset at the commit.
+     */
+    private static boolean countsAgain(JsonNode queue, BrokerChild follower) {
+        JsonNode status = queue.path("owner_status");
+        return followers(queue).contains(follower.nodeId())
+                && status.path("learners").isArray()
+                && status.path("learners").isEmpty()
+                && status.path("follower_durable").path(follower.nodeId()).asLong(-1)
+                        >= status.path("commit").asLong();
     }
 
     /** Every confirmed message consumed, nothing unexpected, duplicates only as redeliveries; no nack if asked. */

@@ -155,14 +155,7 @@ class AcceptedHistoryTest {
 
     @Test
     void shouldKeepSealsAndInstallsOfRemainingMembersWhenProposalIsReplaced() {
-        AcceptedHistory history = append(activeOnAbc(), new RecoveryPending(Epoch.of(2), B, List.of(C)));
-        history = append(history, seal(B, 1, 5));
-        history = append(history, seal(C, 1, 5));
-        history = append(history, new RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 5)));
-        history = append(history, new MemberInstalled(Epoch.of(2), B));
-        history = append(history, new MemberInstalled(Epoch.of(2), C));
-
-        history = append(history, new RecoveryPending(Epoch.of(2), B, List.of(A)));
+        AcceptedHistory history = append(bcInstalledAfterLosingA(), new RecoveryPending(Epoch.of(2), B, List.of(A)));
 
         PendingRecovery pending = history.pending().orElseThrow();
         assertThat(pending.seals()).containsOnlyKeys(B, C);
@@ -192,15 +185,19 @@ class AcceptedHistoryTest {
         assertThat(history.enrolled()).isTrue();
     }
 
-    /** Epoch 2 on b and c after a was lost (seals of b and c at the same end): two members, R = 1. */
-    private static AcceptedHistory activeOnBcAfterLosingA() {
+    /** Epoch 2 proposed on b and c after a was lost, both sealed at (1, 5) and installed there, not activated. */
+    private static AcceptedHistory bcInstalledAfterLosingA() {
         AcceptedHistory history = append(activeOnAbc(), new RecoveryPending(Epoch.of(2), B, List.of(C)));
         history = append(history, seal(B, 1, 5));
         history = append(history, seal(C, 1, 5));
         history = append(history, new RecoveryPointChosen(Epoch.of(2), LogPosition.of(1, 5)));
         history = append(history, new MemberInstalled(Epoch.of(2), B));
-        history = append(history, new MemberInstalled(Epoch.of(2), C));
-        return append(history, new Activated(Epoch.of(2)));
+        return append(history, new MemberInstalled(Epoch.of(2), C));
+    }
+
+    /** Epoch 2 on b and c after a was lost: two members, R = 1. */
+    private static AcceptedHistory activeOnBcAfterLosingA() {
+        return append(bcInstalledAfterLosingA(), new Activated(Epoch.of(2)));
     }
 
     @Test

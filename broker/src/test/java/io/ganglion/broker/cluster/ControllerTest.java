@@ -137,58 +137,18 @@ class ControllerTest {
      */
     @Test
     void shouldNotProposeARecoveryReplyTheImageHoldsAlready() throws Exception {
-        NodeId c = new NodeId("c");
         List<MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
-        try (MetadataLog file = FileMetadataLogs.open(dir)) {
-            MetadataLog counting = new Passing(file, true, proposed);
-            java.util.concurrent.atomic.AtomicReference<Controller> self =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            Consumer<io.ganglion.coordination.RecoveryRequest> answerTwice = request -> {
-                io.ganglion.coordination.CoordinationCommand reply = switch (request) {
-                    case io.ganglion.coordination.RecoveryRequest.Install install ->
-                        new io.ganglion.coordination.CoordinationCommand.AppendHistory(
-                                install.object(),
-                                new io.ganglion.coordination.HistoryRecord.MemberInstalled(
-                                        install.epoch(), install.node()));
-                    case io.ganglion.coordination.RecoveryRequest.Seal seal ->
-                        new io.ganglion.coordination.CoordinationCommand.AppendHistory(
-                                seal.object(),
-                                new io.ganglion.coordination.HistoryRecord.SealReceived(
-                                        seal.epoch(),
-                                        new io.ganglion.coordination.SealReply(
-                                                seal.node(),
-                                                io.ganglion.coordination.LogPosition.of(
-                                                        seal.epoch().value(), 10),
-                                                10)));
-                    default -> null;
-                };
-                if (reply != null) {
-                    self.get().recoveryReply(reply); // a broker answers...
-                    self.get().recoveryReply(reply); // ...and answers the request sent again
-                }
+        ownerLost(proposed, (controller, request) -> {
+            io.ganglion.coordination.CoordinationCommand reply = switch (request) {
+                case io.ganglion.coordination.RecoveryRequest.Install install -> installed(install);
+                case io.ganglion.coordination.RecoveryRequest.Seal seal -> sealedAt(seal, 10);
+                default -> null;
             };
-            try (Controller controller = new Controller(A, counting, Clock.systemUTC(), answerTwice)) {
-                self.set(controller);
-                for (NodeId node : List.of(A, B, c)) {
-                    controller.heartbeat(node, new Incarnation(1), false);
-                }
-                awaitImage(
-                        file, states -> states.stream().filter(NodeState::live).count() == 3);
-                io.ganglion.coordination.ObjectId queue = io.ganglion.coordination.ObjectId.of("/", "q");
-                counting.propose(new MetadataCommand.Coordination(
-                                new io.ganglion.coordination.CoordinationCommand.CreateObject(
-                                        new io.ganglion.coordination.ObjectSpec(
-                                                queue,
-                                                io.ganglion.coordination.ObjectKind.QUEUE,
-                                                3,
-                                                io.ganglion.coordination.DurabilityMode.MAJORITY_DURABLE))))
-                        .get(10, TimeUnit.SECONDS);
-                io.ganglion.coordination.NodeId owner = awaitActive(file, queue, 1);
-                // the owner dies: epoch 2 needs seals from the two others
-                controller.connectionClosed(owner);
-                awaitActive(file, queue, 2);
+            if (reply != null) {
+                controller.recoveryReply(reply); // a broker answers...
+                controller.recoveryReply(reply); // ...and answers the request sent again
             }
-        }
+        });
         List<io.ganglion.coordination.HistoryRecord> replies = new ArrayList<>();
         for (List<io.ganglion.coordination.HistoryRecord> entry : historyRecords(proposed)) {
             for (io.ganglion.coordination.HistoryRecord record : entry) {
@@ -213,62 +173,24 @@ class ControllerTest {
      */
     @Test
     void shouldProposeAHeldSealWithTheOneThatCompletesRAndTheActivationInOneEntry() throws Exception {
-        NodeId c = new NodeId("c");
         List<MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
         java.util.concurrent.ScheduledExecutorService later =
                 java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
-        try (MetadataLog file = FileMetadataLogs.open(dir)) {
-            MetadataLog counting = new Passing(file, true, proposed);
-            java.util.concurrent.atomic.AtomicReference<Controller> self =
-                    new java.util.concurrent.atomic.AtomicReference<>();
-            java.util.concurrent.atomic.AtomicInteger sealsAnswered = new java.util.concurrent.atomic.AtomicInteger();
-            Consumer<io.ganglion.coordination.RecoveryRequest> answer = request -> {
+        java.util.concurrent.atomic.AtomicInteger sealsAnswered = new java.util.concurrent.atomic.AtomicInteger();
+        try {
+            ownerLost(proposed, (controller, request) -> {
                 switch (request) {
                     case io.ganglion.coordination.RecoveryRequest.Install install ->
-                        self.get()
-                                .recoveryReply(new io.ganglion.coordination.CoordinationCommand.AppendHistory(
-                                        install.object(),
-                                        new io.ganglion.coordination.HistoryRecord.MemberInstalled(
-                                                install.epoch(), install.node())));
-                    case io.ganglion.coordination.RecoveryRequest.Seal seal -> {
-                        io.ganglion.coordination.CoordinationCommand reply =
-                                new io.ganglion.coordination.CoordinationCommand.AppendHistory(
-                                        seal.object(),
-                                        new io.ganglion.coordination.HistoryRecord.SealReceived(
-                                                seal.epoch(),
-                                                new io.ganglion.coordination.SealReply(
-                                                        seal.node(),
-                                                        io.ganglion.coordination.LogPosition.of(1, 10),
-                                                        10)));
+                        controller.recoveryReply(installed(install));
+                    case io.ganglion.coordination.RecoveryRequest.Seal seal ->
                         // the first seal asked for now, the next 30 ms later (less than controller.tick_ms)
                         later.schedule(
-                                () -> self.get().recoveryReply(reply),
+                                () -> controller.recoveryReply(sealedAt(seal, 10)),
                                 sealsAnswered.getAndIncrement() == 0 ? 0 : 30,
                                 TimeUnit.MILLISECONDS);
-                    }
                     default -> {}
                 }
-            };
-            try (Controller controller = new Controller(A, counting, Clock.systemUTC(), answer)) {
-                self.set(controller);
-                for (NodeId node : List.of(A, B, c)) {
-                    controller.heartbeat(node, new Incarnation(1), false);
-                }
-                awaitImage(
-                        file, states -> states.stream().filter(NodeState::live).count() == 3);
-                io.ganglion.coordination.ObjectId queue = io.ganglion.coordination.ObjectId.of("/", "q");
-                counting.propose(new MetadataCommand.Coordination(
-                                new io.ganglion.coordination.CoordinationCommand.CreateObject(
-                                        new io.ganglion.coordination.ObjectSpec(
-                                                queue,
-                                                io.ganglion.coordination.ObjectKind.QUEUE,
-                                                3,
-                                                io.ganglion.coordination.DurabilityMode.MAJORITY_DURABLE))))
-                        .get(10, TimeUnit.SECONDS);
-                NodeId owner = awaitActive(file, queue, 1);
-                controller.connectionClosed(owner);
-                awaitActive(file, queue, 2);
-            }
+            });
         } finally {
             later.shutdownNow();
         }
@@ -283,6 +205,66 @@ class ControllerTest {
                 .hasSize(2);
         assertThat(activating)
                 .anyMatch(record -> record instanceof io.ganglion.coordination.HistoryRecord.RecoveryPointChosen);
+    }
+
+    /**
+     * A controller on a with b and c live, a queue of 3 copies activated in epoch 1, then its owner's link closes;
+     * returns once epoch 2 is active. The controller's requests go to {@code answer}, with the controller; every
+     * proposal is noted in {@code proposed}.
+     */
+    private void ownerLost(
+            List<MetadataCommand> proposed,
+            java.util.function.BiConsumer<Controller, io.ganglion.coordination.RecoveryRequest> answer)
+            throws Exception {
+        try (MetadataLog file = FileMetadataLogs.open(dir)) {
+            MetadataLog counting = new Passing(file, true, proposed);
+            java.util.concurrent.atomic.AtomicReference<Controller> self =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            try (Controller controller =
+                    new Controller(A, counting, Clock.systemUTC(), request -> answer.accept(self.get(), request))) {
+                self.set(controller);
+                for (NodeId node : List.of(A, B, new NodeId("c"))) {
+                    controller.heartbeat(node, new Incarnation(1), false);
+                }
+                awaitImage(
+                        file, states -> states.stream().filter(NodeState::live).count() == 3);
+                io.ganglion.coordination.ObjectId queue = io.ganglion.coordination.ObjectId.of("/", "q");
+                counting.propose(new MetadataCommand.Coordination(
+                                new io.ganglion.coordination.CoordinationCommand.CreateObject(
+                                        new io.ganglion.coordination.ObjectSpec(
+                                                queue,
+                                                io.ganglion.coordination.ObjectKind.QUEUE,
+                                                3,
+                                                io.ganglion.coordination.DurabilityMode.MAJORITY_DURABLE))))
+                        .get(10, TimeUnit.SECONDS);
+                NodeId owner = awaitActive(file, queue, 1);
+                // the owner dies: epoch 2 needs seals from the two others
+                controller.connectionClosed(owner);
+                awaitActive(file, queue, 2);
+            }
+        }
+    }
+
+    /** A broker's answer to {@code install}, as the controller's broker hands it over. */
+    private static io.ganglion.coordination.CoordinationCommand installed(
+            io.ganglion.coordination.RecoveryRequest.Install install) {
+        return new io.ganglion.coordination.CoordinationCommand.AppendHistory(
+                install.object(),
+                new io.ganglion.coordination.HistoryRecord.MemberInstalled(install.epoch(), install.node()));
+    }
+
+    /** A broker's answer to {@code seal}: its log durably ends at {@code offset} of the sealed epoch. */
+    private static io.ganglion.coordination.CoordinationCommand sealedAt(
+            io.ganglion.coordination.RecoveryRequest.Seal seal, long offset) {
+        return new io.ganglion.coordination.CoordinationCommand.AppendHistory(
+                seal.object(),
+                new io.ganglion.coordination.HistoryRecord.SealReceived(
+                        seal.epoch(),
+                        new io.ganglion.coordination.SealReply(
+                                seal.node(),
+                                io.ganglion.coordination.LogPosition.of(
+                                        seal.epoch().value(), offset),
+                                offset)));
     }
 
     /** The history records of each proposal, a batch's in its order; an entry without any gives an empty list. */
