@@ -129,10 +129,11 @@ final class FailoverBench implements Runnable {
 
     @Option(
             names = "--first-warmup",
-            defaultValue = "30",
+            defaultValue = "60",
             description = "seconds of load before the measured part of the run's first trial, left out of every figure:"
-                    + " freshly started JVMs compile for about the first half minute of load (default"
-                    + " ${DEFAULT-VALUE}; 0 to use --warmup)")
+                    + " freshly started JVMs compile for the first minute of load (each broker's C2 compiler took"
+                    + " 20-36% of a core 40-60 s into it on two cores), and a broker that fails has been running"
+                    + " far longer than that (default ${DEFAULT-VALUE}; 0 to use --warmup)")
     double firstWarmup;
 
     @Option(
