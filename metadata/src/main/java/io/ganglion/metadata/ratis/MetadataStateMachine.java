@@ -88,6 +88,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private long appliedIndex = RaftLog.INVALID_LOG_INDEX;
     private final NavigableMap<Long, MetadataImage> unclaimed = new TreeMap<>();
     private final NavigableMap<Long, CompletableFuture<MetadataImage>> waiters = new TreeMap<>();
+    private final NavigableMap<Long, CompletableFuture<Void>> appliedWaiters = new TreeMap<>();
     private boolean closed;
 
     private final Object leadership = new Object();
@@ -178,7 +179,10 @@ final class MetadataStateMachine extends BaseStateMachine {
         return CompletableFuture.completedFuture(Message.valueOf(ByteString.copyFrom(ProposalReply.encode(reply))));
     }
 
-    /** A read (see {@link RatisMetadataLog#sync}): answered once the server applied up to the read index. */
+    /**
+     * A read (see {@link RatisMetadataLog#sync}), served by the leader once it applied up to the read index: its
+     * applied index, which the asking broker then waits to apply itself.
+     */
     @Override
     public CompletableFuture<Message> query(Message request) {
         long applied;
@@ -191,14 +195,43 @@ final class MetadataStateMachine extends BaseStateMachine {
     // on apply thread: configuration and leader start-up entries move the applied index too
     @Override
     public void notifyTermIndexUpdated(long term, long index) {
+        List<CompletableFuture<Void>> applied;
         synchronized (this) {
             appliedIndex = Math.max(appliedIndex, index);
             super.notifyTermIndexUpdated(term, index);
+            applied = drainAppliedUpTo(appliedIndex);
         }
+        applied.forEach(future -> future.complete(null));
+    }
+
+    /**
+     * Completes once this server has applied every entry up to Ratis {@code index} (a read's index, see {@link
+     * RatisMetadataLog#sync}). Unlike {@link #imageAt} it never takes the image a proposal of this server produced.
+     * Fails if the state machine closes first.
+     */
+    CompletableFuture<Void> appliedUpTo(long index) {
+        synchronized (this) {
+            if (appliedIndex >= index) {
+                return CompletableFuture.completedFuture(null);
+            }
+            if (closed) {
+                return CompletableFuture.failedFuture(new IOException("metadata log of " + nodeId + " is closed"));
+            }
+            return appliedWaiters.computeIfAbsent(index, i -> new CompletableFuture<>());
+        }
+    }
+
+    // guarded by this
+    private List<CompletableFuture<Void>> drainAppliedUpTo(long index) {
+        Map<Long, CompletableFuture<Void>> head = appliedWaiters.headMap(index, true);
+        List<CompletableFuture<Void>> drained = new ArrayList<>(head.values());
+        head.clear();
+        return drained;
     }
 
     private void publish(MetadataImage next, TermIndex termIndex, boolean own) {
         List<CompletableFuture<MetadataImage>> ready;
+        List<CompletableFuture<Void>> applied;
         CompletableFuture<MetadataImage> exact;
         synchronized (this) {
             image = next;
@@ -206,6 +239,7 @@ final class MetadataStateMachine extends BaseStateMachine {
             updateLastAppliedTermIndex(termIndex);
             exact = waiters.remove(appliedIndex);
             ready = drainWaitersUpTo(appliedIndex);
+            applied = drainAppliedUpTo(appliedIndex);
             if (own && exact == null) {
                 unclaimed.put(appliedIndex, next);
                 while (unclaimed.size() > MAX_UNCLAIMED) {
@@ -217,6 +251,7 @@ final class MetadataStateMachine extends BaseStateMachine {
             exact.complete(next);
         }
         ready.forEach(future -> future.complete(next));
+        applied.forEach(future -> future.complete(null));
         notifySubscribers(next);
     }
 
@@ -312,11 +347,13 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
         TermIndex termIndex = snapshot.getTermIndex();
         List<CompletableFuture<MetadataImage>> ready;
+        List<CompletableFuture<Void>> applied;
         synchronized (this) {
             image = loaded;
             appliedIndex = termIndex.getIndex();
             setLastAppliedTermIndex(termIndex);
             ready = drainWaitersUpTo(appliedIndex);
+            applied = drainAppliedUpTo(appliedIndex);
             unclaimed.headMap(appliedIndex, true).clear();
         }
         LOG.info(
@@ -326,6 +363,7 @@ final class MetadataStateMachine extends BaseStateMachine {
                 termIndex.getIndex(),
                 loaded.appliedIndex());
         ready.forEach(future -> future.complete(loaded));
+        applied.forEach(future -> future.complete(null));
         if (publish) {
             notifySubscribers(loaded);
         }
@@ -371,14 +409,18 @@ final class MetadataStateMachine extends BaseStateMachine {
     public void close() throws IOException {
         setLeader(false, "closed");
         List<CompletableFuture<MetadataImage>> pending;
+        List<CompletableFuture<Void>> applied;
         synchronized (this) {
             closed = true;
             pending = new ArrayList<>(waiters.values());
             waiters.clear();
+            applied = new ArrayList<>(appliedWaiters.values());
+            appliedWaiters.clear();
             unclaimed.clear();
         }
         IOException failure = new IOException("metadata log of " + nodeId + " closed before the entry was applied");
         pending.forEach(future -> future.completeExceptionally(failure));
+        applied.forEach(future -> future.completeExceptionally(failure));
         super.close();
     }
 }

@@ -271,18 +271,20 @@ public final class RatisMetadataLog implements MetadataLog {
     /**
      * {@inheritDoc}
      *
-     * <p>A read-index read through this broker's own server (Ratis's linearizable read): the server learns the leader's
-     * commit index, waits until it applied that far, then answers; the image is then current. On failure (no leader,
-     * a listener that cannot serve reads), the current image.
+     * <p>A linearizable read served by the leader (Ratis's read index: the leader confirms it still leads, waits until
+     * it applied its commit index, and answers with its applied index), then a wait until this server applied that
+     * far; the image is then current. The read goes to the leader itself, never through this server when it follows:
+     * a follower asks the leader for the read index over Ratis's asynchronous server protocol, which its Netty
+     * transport does not offer, so such a read got no answer and every sync on a follower waited out its timeout (2 s)
+     * and logged the transport's exception. On failure (no leader known, no answer in time), the current image.
      */
     @Override
     public CompletableFuture<MetadataImage> sync() {
         try {
-            // bounded: the client retries a read a server cannot serve yet (starting, no leader) for minutes
-            return client.async()
-                    .sendReadOnly(Message.EMPTY, RaftPeerId.valueOf(config.nodeId()))
+            return readIndex()
+                    .thenCompose(stateMachine::appliedUpTo)
                     .orTimeout(SYNC_TIMEOUT_MS, TimeUnit.MILLISECONDS)
-                    .handle((reply, failure) -> {
+                    .handle((applied, failure) -> {
                         if (failure != null) {
                             LOG.debug(
                                     "event=metadata_sync_failed node={} reason={}",
@@ -294,6 +296,28 @@ public final class RatisMetadataLog implements MetadataLog {
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(image());
         }
+    }
+
+    /**
+     * The leader's applied index, read linearizably from the leader this server knows; fails when it knows none or the
+     * read fails. Package-private for tests.
+     */
+    CompletableFuture<Long> readIndex() {
+        Optional<String> leader = leaderId();
+        if (leader.isEmpty()) {
+            return CompletableFuture.failedFuture(new IllegalStateException("no metadata leader known"));
+        }
+        return client.async()
+                .sendReadOnly(Message.EMPTY, RaftPeerId.valueOf(leader.get()))
+                .thenApply(reply -> {
+                    if (!reply.isSuccess()) {
+                        throw new CompletionException(
+                                reply.getException() != null
+                                        ? reply.getException()
+                                        : new IllegalStateException("metadata read refused"));
+                    }
+                    return Long.parseLong(reply.getMessage().getContent().toStringUtf8());
+                });
     }
 
     @Override

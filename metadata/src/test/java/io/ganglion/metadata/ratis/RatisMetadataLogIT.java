@@ -95,6 +95,28 @@ class RatisMetadataLogIT {
         assertThat(cluster.ids()).contains(agreed);
     }
 
+    /**
+     * A sync on a follower reads through the leader: a follower's own read-index request to the leader needs Ratis's
+     * asynchronous server protocol, which the Netty transport lacks, so it never got an answer and every sync there
+     * waited out its 2 s timeout.
+     */
+    @Test
+    void shouldSyncAFollowerThroughTheLeaderReadIndex() throws Exception {
+        cluster = RatisTestCluster.create(root, 3, config -> config);
+        cluster.startAll();
+        RatisMetadataLog leader = cluster.awaitLeader();
+        RatisMetadataLog follower = cluster.aFollower();
+        commit(leader, new MetadataCommand.PutVhost("/"));
+        commit(leader, queue("declared-on-the-leader"));
+
+        long index = follower.readIndex().get(10, TimeUnit.SECONDS);
+        assertThat(index).as("the leader's applied index").isPositive();
+        assertThat(leader.readIndex().get(10, TimeUnit.SECONDS)).isGreaterThanOrEqualTo(index);
+        MetadataImage synced = follower.sync().get(10, TimeUnit.SECONDS);
+        assertThat(synced.vhost("/").flatMap(vhost -> vhost.queue("declared-on-the-leader")))
+                .isPresent();
+    }
+
     @Test
     void shouldCompleteRejectedCommandsWithTheirRejection() throws Exception {
         cluster = RatisTestCluster.create(root, 3, config -> config);
