@@ -7,6 +7,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.rabbitmq.client.Connection;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +22,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -36,6 +41,33 @@ class ReplicatedQueueIT {
     Path dir;
 
     private List<BrokerChild> brokers = new ArrayList<>();
+
+    /**
+     * A failed case prints the brokers' event lines before its temporary folder, and the logs in it, are deleted: a CI
+     * run keeps only its output (case 4b failed once in a CI run with nothing left to read).
+     */
+    @RegisterExtension
+    final TestExecutionExceptionHandler printBrokerEventsOnFailure = (context, failure) -> {
+        printBrokerEvents();
+        throw failure;
+    };
+
+    private void printBrokerEvents() {
+        try (var logs = Files.walk(dir)) {
+            for (Path log :
+                    logs.filter(path -> path.endsWith("broker.out")).sorted().toList()) {
+                List<String> events = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                        .filter(line -> line.contains("event="))
+                        .toList();
+                System.out.println("---- " + dir.relativize(log) + ": last " + Math.min(events.size(), 300) + " of "
+                        + events.size() + " event lines");
+                events.subList(Math.max(0, events.size() - 300), events.size()).forEach(System.out::println);
+            }
+        } catch (IOException | RuntimeException e) {
+            System.out.println("---- broker logs unreadable: " + e);
+        }
+    }
+
     private final AtomicReference<CompletableFuture<Void>> killing =
             new AtomicReference<>(CompletableFuture.completedFuture(null));
 
@@ -50,7 +82,11 @@ class ReplicatedQueueIT {
                     0,
                     0,
                     0,
-                    List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
+                    // the brokers log their events (the test classpath's default is warn) for a failed case to print
+                    List.of(
+                            "-Xmx256m",
+                            "--enable-native-access=ALL-UNNAMED",
+                            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info"));
             try {
                 for (BrokerChild broker : brokers) {
                     for (int i = 0; i < settings.length; i += 2) {
