@@ -199,7 +199,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         synchronized (this) {
             appliedIndex = Math.max(appliedIndex, index);
             super.notifyTermIndexUpdated(term, index);
-            applied = drainAppliedUpTo(appliedIndex);
+            applied = drainUpTo(appliedWaiters, appliedIndex);
         }
         applied.forEach(future -> future.complete(null));
     }
@@ -221,14 +221,6 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
     }
 
-    // guarded by this
-    private List<CompletableFuture<Void>> drainAppliedUpTo(long index) {
-        Map<Long, CompletableFuture<Void>> head = appliedWaiters.headMap(index, true);
-        List<CompletableFuture<Void>> drained = new ArrayList<>(head.values());
-        head.clear();
-        return drained;
-    }
-
     private void publish(MetadataImage next, TermIndex termIndex, boolean own) {
         List<CompletableFuture<MetadataImage>> ready;
         List<CompletableFuture<Void>> applied;
@@ -238,8 +230,8 @@ final class MetadataStateMachine extends BaseStateMachine {
             appliedIndex = termIndex.getIndex();
             updateLastAppliedTermIndex(termIndex);
             exact = waiters.remove(appliedIndex);
-            ready = drainWaitersUpTo(appliedIndex);
-            applied = drainAppliedUpTo(appliedIndex);
+            ready = drainUpTo(waiters, appliedIndex);
+            applied = drainUpTo(appliedWaiters, appliedIndex);
             if (own && exact == null) {
                 unclaimed.put(appliedIndex, next);
                 while (unclaimed.size() > MAX_UNCLAIMED) {
@@ -265,10 +257,10 @@ final class MetadataStateMachine extends BaseStateMachine {
         }
     }
 
-    // guarded by this
-    private List<CompletableFuture<MetadataImage>> drainWaitersUpTo(long index) {
-        Map<Long, CompletableFuture<MetadataImage>> head = waiters.headMap(index, true);
-        List<CompletableFuture<MetadataImage>> drained = new ArrayList<>(head.values());
+    /** Removes and returns the waiters of {@code map} for entries up to {@code index}. Guarded by this. */
+    private static <T> List<CompletableFuture<T>> drainUpTo(NavigableMap<Long, CompletableFuture<T>> map, long index) {
+        Map<Long, CompletableFuture<T>> head = map.headMap(index, true);
+        List<CompletableFuture<T>> drained = new ArrayList<>(head.values());
         head.clear();
         return drained;
     }
@@ -352,8 +344,8 @@ final class MetadataStateMachine extends BaseStateMachine {
             image = loaded;
             appliedIndex = termIndex.getIndex();
             setLastAppliedTermIndex(termIndex);
-            ready = drainWaitersUpTo(appliedIndex);
-            applied = drainAppliedUpTo(appliedIndex);
+            ready = drainUpTo(waiters, appliedIndex);
+            applied = drainUpTo(appliedWaiters, appliedIndex);
             unclaimed.headMap(appliedIndex, true).clear();
         }
         LOG.info(
