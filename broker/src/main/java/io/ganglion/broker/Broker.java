@@ -81,7 +81,9 @@ public final class Broker implements AutoCloseable {
         Clock clock = Clock.systemUTC();
         Storage storage = Storage.open(
                 config.dataDir().resolve("storage"),
-                StorageConfig.defaults(clock::millis).withSegmentBytes(config.segmentBytes()));
+                StorageConfig.defaults(clock::millis)
+                        .withSegmentBytes(config.segmentBytes())
+                        .withGroupCommitNanos(config.groupCommitMicros() * 1000));
         Incarnation incarnation = IncarnationFile.next(config.dataDir());
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
         List<Shard> shards = new ArrayList<>();

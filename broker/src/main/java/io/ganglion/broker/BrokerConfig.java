@@ -28,6 +28,9 @@ import java.util.Map;
  *                                      vote in the metadata quorum; this broker's own ports come from its entry.
  *   storage.segment_bytes = 67108864  a replica's log rolls to a new segment file at this size; retention discards
  *                                      whole segments, so smaller ones free space sooner (4096 to 1 GiB)
+ *   storage.group_commit_us = 1000    under load the journal starts its forces at least this far apart, one force
+ *                                      for what arrived meanwhile; an idle journal forces at once (0 to 1000000;
+ *                                      0: a force as soon as the previous one ended)
  *   metadata.warmup = true            a voter runs a throwaway metadata group at start (1.5-3.5 s) so taking
  *                                      over as controller later runs warm code (LeaderPathWarmup)
  * </pre>
@@ -46,6 +49,7 @@ public record BrokerConfig(
         long electionTimeoutMinMs,
         long electionTimeoutMaxMs,
         int segmentBytes,
+        long groupCommitMicros,
         boolean metadataWarmup) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
@@ -74,6 +78,7 @@ public record BrokerConfig(
                 electionTimeoutMinMs,
                 electionTimeoutMaxMs,
                 segmentBytes,
+                groupCommitMicros,
                 metadataWarmup);
     }
 
@@ -90,6 +95,7 @@ public record BrokerConfig(
             "metadata.election_timeout_min_ms",
             "metadata.election_timeout_max_ms",
             "storage.segment_bytes",
+            "storage.group_commit_us",
             "metadata.warmup");
 
     /**
@@ -102,6 +108,9 @@ public record BrokerConfig(
     public static final long DEFAULT_ELECTION_TIMEOUT_MAX_MS = 200;
 
     public static final int DEFAULT_SEGMENT_BYTES = 64 << 20;
+
+    public static final long DEFAULT_GROUP_COMMIT_MICROS =
+            io.ganglion.storage.StorageConfig.DEFAULT_GROUP_COMMIT_NANOS / 1000;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -125,6 +134,7 @@ public record BrokerConfig(
                 DEFAULT_ELECTION_TIMEOUT_MIN_MS,
                 DEFAULT_ELECTION_TIMEOUT_MAX_MS,
                 DEFAULT_SEGMENT_BYTES,
+                DEFAULT_GROUP_COMMIT_MICROS,
                 true);
     }
 
@@ -177,6 +187,7 @@ public record BrokerConfig(
         long electionMin = DEFAULT_ELECTION_TIMEOUT_MIN_MS;
         long electionMax = DEFAULT_ELECTION_TIMEOUT_MAX_MS;
         int segmentBytes = DEFAULT_SEGMENT_BYTES;
+        long groupCommitMicros = DEFAULT_GROUP_COMMIT_MICROS;
         boolean warmup = base.metadataWarmup;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
@@ -193,6 +204,7 @@ public record BrokerConfig(
                 case "metadata.election_timeout_min_ms" -> electionMin = millis(key, value);
                 case "metadata.election_timeout_max_ms" -> electionMax = millis(key, value);
                 case "storage.segment_bytes" -> segmentBytes = (int) number(key, value, 4096, 1L << 30);
+                case "storage.group_commit_us" -> groupCommitMicros = number(key, value, 0, 1_000_000);
                 case "metadata.warmup" -> warmup = bool(key, value);
                 case "cluster.seeds" -> {
                     try {
@@ -248,6 +260,7 @@ public record BrokerConfig(
                 electionMin,
                 electionMax,
                 segmentBytes,
+                groupCommitMicros,
                 warmup);
     }
 

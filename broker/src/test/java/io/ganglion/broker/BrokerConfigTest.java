@@ -125,6 +125,22 @@ class BrokerConfigTest {
     }
 
     @Test
+    void shouldTakeTheGroupCommitIntervalAndRefuseBadOnes() throws Exception {
+        assertThat(BrokerConfig.defaults().groupCommitMicros()).isEqualTo(1000);
+        assertThat(BrokerConfig.load(null, Map.of("storage.group_commit_us", "0"))
+                        .groupCommitMicros())
+                .isZero();
+        assertThat(BrokerConfig.load(null, Map.of("storage.group_commit_us", "2500"))
+                        .groupCommitMicros())
+                .isEqualTo(2500);
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("storage.group_commit_us", "-1")))
+                .hasMessageContaining("storage.group_commit_us")
+                .hasMessageContaining("outside 0");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("storage.group_commit_us", "1ms")))
+                .hasMessageContaining("expected a whole number");
+    }
+
+    @Test
     void shouldTakeTheWarmupFlagAndRefuseAnythingButTrueOrFalse() throws Exception {
         assertThat(BrokerConfig.defaults().metadataWarmup()).isTrue();
         assertThat(BrokerConfig.load(null, Map.of("metadata.warmup", "false")).metadataWarmup())

@@ -46,6 +46,8 @@ import picocli.CommandLine.Option;
 final class FailoverBench implements Runnable {
     private static final long SECOND = 1_000_000_000L;
     private static final long BUCKET = 200_000_000L;
+    /** The shortest gap between confirms that the JSON lists under {@code silences}, from the measured window on. */
+    private static final long SILENCE = 30_000_000L;
 
     @Option(names = "--rabbitmq", description = "run against 3 RabbitMQ nodes started by the bench (rabbitmq-server)")
     boolean rabbitmq;
@@ -210,7 +212,8 @@ final class FailoverBench implements Runnable {
             double p99BeforeMs,
             double p50AfterMs,
             double p99AfterMs,
-            double[] confirmRate) {}
+            double[] confirmRate,
+            long[][] silences) {}
 
     record Trial(
             String scenario,
@@ -603,7 +606,16 @@ final class FailoverBench implements Runnable {
                 millis(FailoverStats.percentile(beforeKill, 0.99)),
                 millis(FailoverStats.percentile(afterRecovery, 0.50)),
                 millis(FailoverStats.percentile(afterRecovery, 0.99)),
-                FailoverStats.confirmRate(confirms, chartFrom, publishUntil, BUCKET));
+                FailoverStats.confirmRate(confirms, chartFrom, publishUntil, BUCKET),
+                relativeTo(kill, FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE)));
+    }
+
+    private static long[][] relativeTo(long origin, long[][] spans) {
+        long[][] relative = new long[spans.length][];
+        for (int i = 0; i < spans.length; i++) {
+            relative[i] = new long[] {spans[i][0] - origin, spans[i][1] - origin};
+        }
+        return relative;
     }
 
     private static double seconds(long nanos) {
@@ -890,6 +902,11 @@ final class FailoverBench implements Runnable {
                 m.put("p50_after_ms", number(q.p50AfterMs()));
                 m.put("p99_after_ms", number(q.p99AfterMs()));
                 m.put("confirms_per_s_from_minus_before", q.confirmRate());
+                List<Map<String, Object>> silences = new ArrayList<>();
+                for (long[] span : q.silences()) {
+                    silences.add(Map.of("from_s", seconds(span[0]), "ms", millis(span[1] - span[0])));
+                }
+                m.put("silences", silences);
                 qs.add(m);
             }
             t.put("queues", qs);

@@ -86,6 +86,24 @@ final class FailoverStats {
     }
 
     /**
+     * Every gap of at least {@code minNanos} between consecutive confirm times within {@code [fromNanos, toNanos)}, as
+     * {@code [start, end]} pairs in time order: where a queue went silent, to be read beside the brokers' logs.
+     */
+    static long[][] silences(long[] confirmTimes, long fromNanos, long toNanos, long minNanos) {
+        long[] times = Arrays.stream(confirmTimes)
+                .filter(t -> t != NONE && t >= fromNanos && t < toNanos)
+                .sorted()
+                .toArray();
+        java.util.List<long[]> found = new java.util.ArrayList<>();
+        for (int i = 1; i < times.length; i++) {
+            if (times[i] - times[i - 1] >= minNanos) {
+                found.add(new long[] {times[i - 1], times[i]});
+            }
+        }
+        return found.toArray(long[][]::new);
+    }
+
+    /**
      * The first confirm of a message sent after the kill, or {@link #NONE}: when the queue served again. (Confirms of
      * messages sent before the kill may still arrive just after it and say nothing about recovery.)
      */

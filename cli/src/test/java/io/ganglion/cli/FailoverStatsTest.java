@@ -49,6 +49,13 @@ class FailoverStatsTest {
     }
 
     @Test
+    void shouldListEverySilenceOfAtLeastTheMinimumInTheWindow() {
+        long[] confirms = {NONE, 40, 0, 10, 90, 95, 200, 300, 301};
+        assertThat(FailoverStats.silences(confirms, 5, 300, 50)).isDeepEqualTo(new long[][] {{40, 90}, {95, 200}});
+        assertThat(FailoverStats.silences(confirms, 5, 300, 200)).isEmpty();
+    }
+
+    @Test
     void shouldTakeTheFirstConfirmOfAMessageSentAfterTheKill() {
         long[] sends = {90, 95, 120, 130};
         long[] confirms = {101, 500, 400, NONE};

@@ -41,6 +41,38 @@ class StorageTest {
     }
 
     @Test
+    void shouldForceTheRecordsOfOneGroupCommitIntervalOnce() throws IOException {
+        // a second between forces under load: records appended 20 ms apart right after a force (each a batch and a
+        // force of its own without the interval) wait for the next force, together
+        try (Storage storage = Storage.open(dir, smallConfig().withGroupCommitNanos(1_000_000_000L))) {
+            ReplicaLog log = storage.replica(1);
+            appendDurably(log, 1, 1);
+            long batches = storage.journalBatches();
+            List<java.util.concurrent.CompletableFuture<Long>> durable = new java.util.ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                AppendOutcome outcome = log.append(1, RecordType.DATA, TestStores.payload(1, log.nextOffset()));
+                durable.add(((AppendOutcome.Appended) outcome).durable());
+                sleepMillis(20);
+            }
+            assertThat(await(durable.getLast())).isEqualTo(5);
+            assertThat(durable).allMatch(java.util.concurrent.CompletableFuture::isDone);
+            assertThat(storage.journalBatches() - batches).isEqualTo(1);
+            assertPayloads(log, readAll(log));
+        }
+    }
+
+    @Test
+    void shouldForceAtOnceWhatFindsTheJournalIdle() throws IOException {
+        // an interval far longer than the test may wait: the first append after the open is forced without it
+        try (Storage storage = Storage.open(dir, smallConfig().withGroupCommitNanos(60_000_000_000L))) {
+            assertThat(appendDurably(storage.replica(1), 1, 1)).isZero();
+        }
+        assertThatThrownBy(() -> smallConfig().withGroupCommitNanos(-1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("groupCommitNanos");
+    }
+
+    @Test
     void shouldNeverReplayTheOldFramesOfAReusedJournalFile() throws IOException {
         // 16 KiB journal files, a checkpoint every two: files behind a checkpoint come back as the next files
         StorageConfig config = new StorageConfig(4096, 16 * 1024, 32 * 1024, 64 * 1024, 64 * 1024, true, () -> 1L);
@@ -359,6 +391,15 @@ class StorageTest {
     private List<Path> journalFiles() throws IOException {
         try (Stream<Path> files = Files.list(dir.resolve("journal"))) {
             return files.filter(f -> f.toString().endsWith(".journal")).toList();
+        }
+    }
+
+    private static void sleepMillis(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 }

@@ -220,7 +220,8 @@ class ReplicaHostTest {
                         config.epochMillis(),
                         1 << 20,
                         1024,
-                        4096));
+                        4096,
+                        config.groupCommitNanos()));
         for (var id : NODES) {
             cluster.start(id);
         }
