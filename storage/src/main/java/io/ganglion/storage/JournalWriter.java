@@ -34,9 +34,11 @@ import org.slf4j.LoggerFactory;
  *        completer ◀── hand the batch's report over (ranges per replica) ◀── durable offsets ◀── force(false) once
  * </pre>
  *
- * <p>Batching adapts to load with no timer: while one batch is being forced, new records are committed, and the next
- * drain takes all of them. One idle append costs one write and one force; under load one force covers everything
- * that arrived during the previous one, for any number of objects. This thread does nothing per record but copy its
+ * <p>Batching adapts to load: while one batch is being forced, new records are committed, and the next drain takes all
+ * of them. One idle append costs one write and one force; under load one force covers everything that arrived during
+ * the previous one, for any number of objects, and forces start at least {@link StorageConfig#groupCommitNanos()}
+ * apart (the writer waits out the rest of the interval before it drains), so a steady trickle of records is not a
+ * force, a report and a wake-up of the shard per record. This thread does nothing per record but copy its
  * bytes (a run of a replica's records at a time): it reports, and hands to the segment writer, per replica and batch.
  *
  * <p>Journal files are named by their start position (20 digits) and hold frames back to back; a file rolls when the
@@ -703,9 +705,9 @@ final class JournalWriter implements Runnable {
     private static final int SPARE_FORCE_BYTES = 1 << 20;
 
     /**
-     * Journal files kept for reuse at most. Two cover the default configuration: a checkpoint frees two files at once
-     * (128 MiB of journal, 64 MiB files), and the journal rolls into them one by one; after an open, two files of zeros
-     * carry the journal to its first checkpoint.
+     * Journal files kept for reuse at most. Two cover the default configuration: a checkpoint every 16 MiB of journal
+     * frees a 64 MiB file soon after the journal left it, and the journal rolls into them one by one; after an open,
+     * two files of zeros carry the journal to its first checkpoints.
      */
     static final int MAX_RECYCLED = 2;
 
