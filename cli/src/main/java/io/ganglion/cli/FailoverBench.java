@@ -190,6 +190,12 @@ final class FailoverBench implements Runnable {
             description = "one more JVM option for each Ganglion broker, e.g. --broker-jvm=-XX:+UseG1GC (repeatable)")
     List<String> brokerJvm = new ArrayList<>();
 
+    @Option(
+            names = "--broker-set",
+            description = "one more setting for each Ganglion broker, KEY=VALUE as `ganglion broker --set` takes it,"
+                    + " e.g. --broker-set storage.group_commit_us=0 (repeatable)")
+    Map<String, String> brokerSettings = new java.util.LinkedHashMap<>();
+
     private final PrintStream console = System.out;
 
     /** One queue in one trial. */
@@ -334,7 +340,7 @@ final class FailoverBench implements Runnable {
         console.println("starting " + brokers + " Ganglion brokers under " + root + " ...");
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
         jvm.addAll(brokerJvm);
-        return GanglionTarget.start(root, brokers, jvm);
+        return GanglionTarget.start(root, brokers, jvm, brokerSettings);
     }
 
     private int queueCount(FailoverTarget target) {

@@ -23,12 +23,13 @@ final class GanglionTarget implements FailoverTarget {
         this.api = new GanglionApi(urls, "guest", "guest");
     }
 
-    static GanglionTarget start(Path root, int count, List<String> jvmOptions)
+    static GanglionTarget start(Path root, int count, List<String> jvmOptions, Map<String, String> settings)
             throws IOException, InterruptedException {
         List<BrokerChild> children = BrokerChild.cluster(root, count, 0, 0, 0, 0, jvmOptions);
         GanglionTarget target = new GanglionTarget(children);
         try {
             for (BrokerChild child : children) {
+                settings.forEach(child::with);
                 child.launch();
             }
             for (BrokerChild child : children) {

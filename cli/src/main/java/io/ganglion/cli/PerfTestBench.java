@@ -85,6 +85,12 @@ final class PerfTestBench implements Callable<Integer> {
     List<String> brokerJvm = new ArrayList<>();
 
     @Option(
+            names = "--broker-set",
+            description = "one more setting for each Ganglion broker, KEY=VALUE as `ganglion broker --set` takes it,"
+                    + " e.g. --broker-set storage.group_commit_us=0 (repeatable)")
+    java.util.Map<String, String> brokerSettings = new java.util.LinkedHashMap<>();
+
+    @Option(
             names = "--jfr",
             description = "record each Ganglion broker with JDK Flight Recorder into DIR/ganglion-N.jfr (a profile)")
     boolean jfr;
@@ -132,8 +138,9 @@ final class PerfTestBench implements Callable<Integer> {
                 jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                         + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
             }
-            try (FailoverTarget cluster =
-                    target.equals("ganglion") ? GanglionTarget.start(root, 3, jvm) : RabbitMqTarget.start(root, 3)) {
+            try (FailoverTarget cluster = target.equals("ganglion")
+                    ? GanglionTarget.start(root, 3, jvm, brokerSettings)
+                    : RabbitMqTarget.start(root, 3)) {
                 System.out.println("started " + cluster.description());
                 String uri = cluster.amqpUri(cluster.nodes().get(0));
                 if (warmup > 0) {
