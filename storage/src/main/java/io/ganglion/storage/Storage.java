@@ -778,6 +778,11 @@ public final class Storage implements AutoCloseable {
         return journal.batches();
     }
 
+    /** Times the journal writer waited out its group commit interval before a batch (see StorageConfig). */
+    public long journalGroupCommitWaits() {
+        return journal.groupCommitWaits();
+    }
+
     /** Journal bytes written and forced so far. */
     public long journalBytes() {
         return journal.bytes();

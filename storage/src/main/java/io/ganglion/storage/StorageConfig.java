@@ -25,7 +25,8 @@ import java.util.function.LongSupplier;
  *     AppendOutcome.Reason#BACKLOG})
  * @param groupCommitNanos under load, the journal starts its forces at least this far apart, so that one force covers
  *     what arrived meanwhile instead of a force per record or two (an append that finds the journal idle for longer is
- *     forced at once); 0 forces as soon as the previous force ended. Each force wakes the journal writer, its
+ *     forced at once; the wait is tried only after small batches and dropped for writers that send nothing while it
+ *     runs, see JournalWriter); 0 forces as soon as the previous force ended. Each force wakes the journal writer, its
  *     completer and the shards: on the failover bench's steady load (two cores) a millisecond took a third off the
  *     brokers' CPU (docs/storage.md, "Group commit")
  */

@@ -47,6 +47,7 @@ class StorageTest {
         try (Storage storage = Storage.open(dir, smallConfig().withGroupCommitNanos(1_000_000_000L))) {
             ReplicaLog log = storage.replica(1);
             appendDurably(log, 1, 1);
+            appendDurably(log, 1, 1); // two small batches in a row: the next one may wait
             long batches = storage.journalBatches();
             List<java.util.concurrent.CompletableFuture<Long>> durable = new java.util.ArrayList<>();
             for (int i = 0; i < 5; i++) {
@@ -54,9 +55,25 @@ class StorageTest {
                 durable.add(((AppendOutcome.Appended) outcome).durable());
                 sleepMillis(20);
             }
-            assertThat(await(durable.getLast())).isEqualTo(5);
+            assertThat(await(durable.getLast())).isEqualTo(6);
             assertThat(durable).allMatch(java.util.concurrent.CompletableFuture::isDone);
             assertThat(storage.journalBatches() - batches).isEqualTo(1);
+            assertThat(storage.journalGroupCommitWaits()).isEqualTo(1);
+            assertPayloads(log, readAll(log));
+        }
+    }
+
+    @Test
+    void shouldStopWaitingForAWriterThatWaitsForEachRecord() throws IOException {
+        // a closed loop (each append waits for the previous one to be durable) sends nothing during a wait: after
+        // two fruitless waits the journal forces at once again
+        try (Storage storage = Storage.open(dir, smallConfig().withGroupCommitNanos(300_000_000L))) {
+            ReplicaLog log = storage.replica(1);
+            for (int i = 0; i < 12; i++) {
+                appendDurably(log, 1, 1);
+            }
+            assertThat(storage.journalGroupCommitWaits()).isEqualTo(JournalWriter.FRUITLESS_WAITS);
+            assertThat(storage.journalBatches()).isEqualTo(12);
             assertPayloads(log, readAll(log));
         }
     }

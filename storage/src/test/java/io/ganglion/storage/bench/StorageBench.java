@@ -68,7 +68,8 @@ public final class StorageBench {
             int[] sizes,
             int producers,
             int window,
-            List<String> confirms) {}
+            List<String> confirms,
+            long groupCommitMicros) {}
 
     record Cell(
             int objects,
@@ -151,7 +152,8 @@ public final class StorageBench {
         Path cellDir = options.dir().resolve("cell-" + objects + "-" + size);
         deleteTree(cellDir);
         Clock clock = Clock.systemUTC();
-        StorageConfig config = StorageConfig.defaults(clock::millis);
+        StorageConfig config =
+                StorageConfig.defaults(clock::millis).withGroupCommitNanos(options.groupCommitMicros() * 1000);
         LatencyHistogram histogram = new LatencyHistogram();
         double appendsPerSecond;
         double fsyncsPerSecond;
@@ -529,6 +531,7 @@ public final class StorageBench {
         int producers = 2;
         int window = 16;
         List<String> confirms = List.of("future");
+        long groupCommitMicros = StorageConfig.DEFAULT_GROUP_COMMIT_NANOS / 1000;
         for (int i = 0; i < args.length; i += 2) {
             if (i + 1 >= args.length) {
                 throw usage("missing value for " + args[i]);
@@ -544,10 +547,12 @@ public final class StorageBench {
                 case "--producers" -> producers = Integer.parseInt(value);
                 case "--window" -> window = Integer.parseInt(value);
                 case "--confirm" -> confirms = List.of(value.split(","));
+                case "--group-commit-us" -> groupCommitMicros = Long.parseLong(value);
                 default -> throw usage("unknown option " + args[i]);
             }
         }
-        return new Options(dir, seconds, rounds, warmup, objects, sizes, producers, window, confirms);
+        return new Options(
+                dir, seconds, rounds, warmup, objects, sizes, producers, window, confirms, groupCommitMicros);
     }
 
     private static int[] ints(String list) {
@@ -558,7 +563,7 @@ public final class StorageBench {
         return new IllegalArgumentException(
                 why + "; usage: StorageBench [--dir DIR] [--seconds N] [--rounds N] [--warmup N]"
                         + " [--objects 1,3,100,1000] [--sizes 100,1024] [--producers N] [--window N]"
-                        + " [--confirm future,listener]");
+                        + " [--confirm future,listener] [--group-commit-us N]");
     }
 
     private static void deleteTree(Path path) throws IOException {
