@@ -431,14 +431,15 @@ final class JournalWriter implements Runnable {
         if (wait <= 0) {
             return;
         }
-        long committed = first instanceof Cursor cursor ? cursor.replica.nextOffset : 0;
+        ReplicaLog replica = first instanceof Cursor cursor ? cursor.replica : null; // null: the stop marker
+        long committed = replica == null ? 0 : replica.nextOffset;
         LockSupport.parkNanos(this, wait);
         groupCommitWaits.incrementAndGet();
         JournalQueue.Node next = queue.poll();
         if (next != null) {
             drained.add(next);
         }
-        boolean grew = next != null || (first instanceof Cursor cursor && cursor.replica.nextOffset != committed);
+        boolean grew = next != null || (replica != null && replica.nextOffset != committed);
         if (grew) {
             fruitlessWaits = 0;
             batchesWithoutWait = BATCHES_WITHOUT_WAIT;
