@@ -48,6 +48,8 @@ final class FailoverBench implements Runnable {
     private static final long BUCKET = 200_000_000L;
     /** The shortest gap between confirms that the JSON lists under {@code silences}, from the measured window on. */
     private static final long SILENCE = 30_000_000L;
+    /** How far before a silence its send gap is looked for: about a confirm latency. */
+    private static final long SILENCE_LOOK_BACK = 20_000_000L;
 
     @Option(names = "--rabbitmq", description = "run against 3 RabbitMQ nodes started by the bench (rabbitmq-server)")
     boolean rabbitmq;
@@ -613,15 +615,23 @@ final class FailoverBench implements Runnable {
                 millis(FailoverStats.percentile(afterRecovery, 0.50)),
                 millis(FailoverStats.percentile(afterRecovery, 0.99)),
                 FailoverStats.confirmRate(confirms, chartFrom, publishUntil, BUCKET),
-                relativeTo(kill, FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE)));
+                describe(
+                        load,
+                        confirms,
+                        count,
+                        kill,
+                        FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE)));
     }
 
-    private static long[][] relativeTo(long origin, long[][] spans) {
-        long[][] relative = new long[spans.length][];
+    /** Each silence as {from, to} relative to the kill, then the send gap and latency of {@link FailoverStats#describeSilence}. */
+    private static long[][] describe(FailoverWorkload load, long[] confirms, int count, long kill, long[][] spans) {
+        long[][] described = new long[spans.length][];
         for (int i = 0; i < spans.length; i++) {
-            relative[i] = new long[] {spans[i][0] - origin, spans[i][1] - origin};
+            long[] seen = FailoverStats.describeSilence(
+                    load.sendTimes, confirms, count, spans[i][0], spans[i][1], SILENCE_LOOK_BACK);
+            described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1]};
         }
-        return relative;
+        return described;
     }
 
     private static double seconds(long nanos) {
@@ -910,7 +920,15 @@ final class FailoverBench implements Runnable {
                 m.put("confirms_per_s_from_minus_before", q.confirmRate());
                 List<Map<String, Object>> silences = new ArrayList<>();
                 for (long[] span : q.silences()) {
-                    silences.add(Map.of("from_s", seconds(span[0]), "ms", millis(span[1] - span[0])));
+                    silences.add(Map.of(
+                            "from_s",
+                            seconds(span[0]),
+                            "ms",
+                            millis(span[1] - span[0]),
+                            "longest_send_gap_ms",
+                            number(span[2] == FailoverStats.NONE ? Double.NaN : millis(span[2])),
+                            "latency_at_end_ms",
+                            number(span[3] == FailoverStats.NONE ? Double.NaN : millis(span[3]))));
                 }
                 m.put("silences", silences);
                 qs.add(m);

@@ -104,6 +104,25 @@ final class FailoverStats {
     }
 
     /**
+     * What a silence of a queue's confirms, {@code [start, end]}, looked like from the client: the longest gap between
+     * consecutive sends from {@code lookBackNanos} before it to its end (as long as the silence: the publisher itself
+     * stood still, the client's side), and the confirm latency of the oldest message confirmed at {@code end} (the
+     * silence's length or more: the messages waited in the brokers). {@link #NONE} where nothing fits.
+     */
+    static long[] describeSilence(
+            long[] sendTimes, long[] confirmTimes, int count, long start, long end, long lookBackNanos) {
+        long sendGap = longestGap(Arrays.copyOf(sendTimes, count), start - lookBackNanos, end + 1)
+                .nanos();
+        long latency = NONE;
+        for (int i = 0; i < count; i++) {
+            if (confirmTimes[i] == end) {
+                latency = Math.max(latency, end - sendTimes[i]);
+            }
+        }
+        return new long[] {sendGap, latency};
+    }
+
+    /**
      * The first confirm of a message sent after the kill, or {@link #NONE}: when the queue served again. (Confirms of
      * messages sent before the kill may still arrive just after it and say nothing about recovery.)
      */

@@ -56,6 +56,21 @@ class FailoverStatsTest {
     }
 
     @Test
+    void shouldTellAStalledPublisherFromMessagesThatWaitedInTheBrokers() {
+        // sends every 10 until 100, none until 150, then every 10; a silence of the confirms from 110 to 170
+        long[] sends = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 150, 160};
+        long[] confirms = {5, 15, 25, 35, 45, 55, 65, 75, 85, 95, 110, 170, 170};
+        assertThat(FailoverStats.describeSilence(sends, confirms, 13, 110, 170, 20))
+                .containsExactly(50, 20);
+        // the publisher went on sending and the brokers held everything from 100 on
+        long[] held = {5, 15, 25, 35, 45, 55, 65, 75, 85, 95, 180, 180, 180};
+        long[] steady = {0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120};
+        assertThat(FailoverStats.describeSilence(steady, held, 13, 95, 180, 20)).containsExactly(10, 80);
+        assertThat(FailoverStats.describeSilence(steady, held, 13, 95, 181, 20)[1])
+                .isEqualTo(NONE);
+    }
+
+    @Test
     void shouldTakeTheFirstConfirmOfAMessageSentAfterTheKill() {
         long[] sends = {90, 95, 120, 130};
         long[] confirms = {101, 500, 400, NONE};
