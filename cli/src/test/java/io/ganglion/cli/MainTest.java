@@ -36,6 +36,13 @@ class MainTest {
     }
 
     @Test
+    void shouldExitTwoOnAnUnknownFailoverScenarioAndNameTheThreeItKnows() {
+        Result result = run("bench", "failover", "--scenarios", "owner,nothing");
+        assertThat(result.status()).isEqualTo(2);
+        assertThat(result.err()).contains("unknown scenario 'nothing': owner, controller or none");
+    }
+
+    @Test
     void shouldExitTwoOnBadHold() {
         Result result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
         assertThat(result.status()).isEqualTo(2);

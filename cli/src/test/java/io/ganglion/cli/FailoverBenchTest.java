@@ -1,0 +1,43 @@
+package io.ganglion.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class FailoverBenchTest {
+
+    private static FailoverBench.QueueResult result(String role, double pauseSeconds, boolean censored, double p99Ms) {
+        return new FailoverBench.QueueResult(
+                "q1",
+                "ganglion-1",
+                List.of("ganglion-1", "ganglion-2", "ganglion-3"),
+                role,
+                "ganglion-2",
+                pauseSeconds,
+                censored,
+                0.1,
+                0.01,
+                0.03,
+                -5,
+                1000,
+                0,
+                new FailoverStats.Accounting(1000, 1000, 0, 0, 0, 0, 0, 0),
+                1.0,
+                p99Ms,
+                1.0,
+                p99Ms,
+                new double[0],
+                new long[0][]);
+    }
+
+    @Test
+    void shouldCountThePausesWithinTwiceTheirOwnP99AndNeverACensoredOne() {
+        List<FailoverBench.QueueResult> samples = List.of(
+                result("follower", 0.040, false, 20.0), // 40 ms against 40: within
+                result("follower", 0.041, false, 20.0), // over
+                result("none", 0.015, false, 10.0), // within
+                result("follower", 0.001, true, 10.0)); // never came back in the window: not within
+        assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(2);
+    }
+}
