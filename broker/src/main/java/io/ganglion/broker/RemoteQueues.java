@@ -29,6 +29,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 import org.agrona.collections.LongHashSet;
@@ -129,13 +130,24 @@ final class RemoteQueues {
         final byte[] message;
         final boolean replicated;
         final CompletableFuture<Void> future = new CompletableFuture<>();
+        /** {@link System#nanoTime} after which the resender fails it: its home never answered. */
+        final long deadline;
+
         volatile NodeId home;
         /** Set when it must be sent again (its home died or refused it for now); the resender clears it. */
         volatile boolean waiting;
         /** Refusals so far; the first {@link #QUICK_RETRIES} are retried within {@link #RESEND_SOON_MS}. */
         volatile int refusals;
 
-        Forwarded(NodeId home, String vhost, String queue, long queueId, byte[] message, boolean replicated) {
+        Forwarded(
+                NodeId home,
+                String vhost,
+                String queue,
+                long queueId,
+                byte[] message,
+                boolean replicated,
+                long deadline) {
+            this.deadline = deadline;
             this.home = home;
             this.vhost = vhost;
             this.queue = queue;
@@ -156,7 +168,15 @@ final class RemoteQueues {
 
     private record RemoteConsumer(RemoteHandle handle, String tag, DeliverySink sink) {}
 
+    /** How long a forwarded publish waits for its home's answer; {@link #REPLY_TIMEOUT_SECONDS} but in tests. */
+    private final long publishTimeoutNanos;
+
     RemoteQueues(NodeId self, LongFunction<LocalQueue> localReplicas) {
+        this(self, localReplicas, TimeUnit.SECONDS.toNanos(REPLY_TIMEOUT_SECONDS));
+    }
+
+    RemoteQueues(NodeId self, LongFunction<LocalQueue> localReplicas, long publishTimeoutNanos) {
+        this.publishTimeoutNanos = publishTimeoutNanos;
         this.self = self;
         this.localReplicas = localReplicas;
     }
@@ -193,11 +213,25 @@ final class RemoteQueues {
         }
     }
 
-    /** On the resender thread: sends every waiting replicated publish to its queue's current owner. */
+    /**
+     * On the resender thread: sends every waiting replicated publish to its queue's current owner, and fails every
+     * forwarded publish whose home did not answer in time. (The deadline is checked here, every
+     * {@value #RESEND_EVERY_MS} ms, rather than by a timer per publish: on JDK 25 {@code orTimeout} schedules each one
+     * on the common pool's delay scheduler and wakes that thread to arm and again to cancel it, two context switches a
+     * forwarded publish.)
+     */
     private void resend() {
         try {
+            long now = System.nanoTime();
             for (Map.Entry<Long, Forwarded> entry : publishes.entrySet()) {
                 Forwarded forwarded = entry.getValue();
+                if (now - forwarded.deadline >= 0) {
+                    if (publishes.remove(entry.getKey(), forwarded)) {
+                        forwarded.future.completeExceptionally(new TimeoutException("home node '" + forwarded.home
+                                + "' of queue '" + forwarded.queue + "' did not answer the publish in time"));
+                    }
+                    continue;
+                }
                 if (!forwarded.waiting) {
                     continue;
                 }
@@ -289,29 +323,32 @@ final class RemoteQueues {
      * died, and {@code done} completes with its outcome there.
      */
     CompletableFuture<Void> adopt(long sequence, String vhost, long queueId, String queue, ByteBuffer message) {
-        Forwarded forwarded = new Forwarded(self, vhost, queue, queueId, bytes(message), true);
+        Forwarded forwarded = forwarded(self, vhost, queue, queueId, message, true);
         forwarded.waiting = true;
         publishes.put(sequence, forwarded);
-        return outcome(sequence, forwarded.future);
+        return forwarded.future;
     }
 
     /**
-     * The outcome of the forwarded publish {@code sequence}: a home that never answers (stuck, or a message lost with a
-     * link that broke and came back) must not leave the publisher waiting for ever: after the timeout the publish is
-     * nacked (its outcome is unknown) and forgotten.
+     * A publish to forward. A home that never answers (stuck, or a message lost with a link that broke and came back)
+     * must not leave the publisher waiting for ever: after the timeout the resender fails it (the client's publish is
+     * nacked, its outcome unknown) and forgets it.
      */
-    private CompletableFuture<Void> outcome(long sequence, CompletableFuture<Void> done) {
-        return done.orTimeout(REPLY_TIMEOUT_SECONDS, TimeUnit.SECONDS).whenComplete((ignored, failure) -> {
-            if (failure != null) {
-                publishes.remove(sequence);
-            }
-        });
+    private Forwarded forwarded(
+            NodeId home, String vhost, String queue, long queueId, ByteBuffer message, boolean replicated) {
+        return new Forwarded(
+                home, vhost, queue, queueId, bytes(message), replicated, System.nanoTime() + publishTimeoutNanos);
+    }
+
+    /** Forwarded publishes not yet answered, failed or timed out. */
+    int forwardedCount() {
+        return publishes.size();
     }
 
     CompletableFuture<Void> publish(
             NodeId home, String vhost, long queueId, String queue, boolean replicated, ByteBuffer message) {
         long sequence = ids.incrementAndGet();
-        Forwarded forwarded = new Forwarded(home, vhost, queue, queueId, bytes(message), replicated);
+        Forwarded forwarded = forwarded(home, vhost, queue, queueId, message, replicated);
         CompletableFuture<Void> done = forwarded.future;
         publishes.put(sequence, forwarded);
         if (home.equals(self) || !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
@@ -323,7 +360,7 @@ final class RemoteQueues {
                 return done;
             }
         }
-        return outcome(sequence, done);
+        return done;
     }
 
     CompletableFuture<QueueHandle> consume(
