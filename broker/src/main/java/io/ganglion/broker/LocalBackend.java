@@ -119,6 +119,47 @@ final class LocalBackend implements BrokerBackend {
         this.remote = self.isEmpty() ? null : new RemoteQueues(new NodeId(self), this::localQueue);
         metadata.subscribe(this::reconcile);
         reconcile(metadata.image());
+        deleteOrphanLogs();
+    }
+
+    /**
+     * Deletes the logs in storage of queues the image does not hold: queues deleted while this broker was down, whose
+     * deletion it never acted on (the metadata log hands over the image at the end of its replay, and a snapshot may
+     * skip the entries anyway). Judged against a linearizable image ({@link MetadataLog#sync}), never the local one: a
+     * restarted broker's own log may know fewer entries committed than it had applied before (a follower persists the
+     * commit index behind the one it acts on), and the queue of a log it created then would look deleted. The store's
+     * ids are read before that image: a log created since was created for a queue of an image at least as new, which
+     * this one holds unless the queue was deleted since, and then its deletion removes it. Without an answer (no
+     * leader) nothing is deleted; the next start tries again.
+     */
+    private void deleteOrphanLogs() {
+        java.util.Set<Long> stored = storage.objectIds();
+        metadata.sync()
+                .whenCompleteAsync(
+                        (image, failure) -> {
+                            if (failure != null) {
+                                LOG.info("event=orphan_logs_not_checked cause={}", failure.toString());
+                                return;
+                            }
+                            java.util.Set<Long> known = new java.util.HashSet<>();
+                            for (Vhost vhost : image.vhosts().values()) {
+                                for (QueueDef queue : vhost.queues().values()) {
+                                    known.add(queue.objectId());
+                                }
+                            }
+                            for (Long id : stored) {
+                                if (known.contains(id)) {
+                                    continue;
+                                }
+                                try {
+                                    storage.deleteReplica(id);
+                                    LOG.info("event=orphan_log_deleted object={}", id);
+                                } catch (IOException | RuntimeException e) {
+                                    LOG.error("event=orphan_log_delete_failed object={}", id, e);
+                                }
+                            }
+                        },
+                        shards.get(0));
     }
 
     private synchronized void reconcile(MetadataImage image) {

@@ -56,6 +56,41 @@ class LocalBackendTest {
     }
 
     @Test
+    void shouldDeleteAtStartTheLogsOfQueuesTheMetadataDoesNotHold() throws Exception {
+        try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
+                Storage storage =
+                        Storage.open(dir.resolve("storage"), StorageConfig.defaults(System::currentTimeMillis));
+                Shard shard = new Shard(0)) {
+            metadata.propose(new MetadataCommand.PutVhost("/")).join();
+            LocalBackend first = new LocalBackend(
+                    new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
+            first.declareQueue("/", "kept", false, true, false, false, FieldTable.EMPTY, "conn-1")
+                    .toCompletableFuture()
+                    .get(10, TimeUnit.SECONDS);
+            PublishOutcome outcome = first.publish(
+                    "/",
+                    "",
+                    "kept",
+                    BasicProperties.EMPTY,
+                    Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
+                    "guest");
+            ((PublishOutcome.Routed) outcome).durable().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            long kept = storage.objectIds().iterator().next();
+            // the log of a queue deleted while this broker was down: no queue of the image has its id
+            long orphan = kept + 1;
+            storage.replica(orphan);
+            assertThat(storage.objectIds()).containsExactlyInAnyOrder(kept, orphan);
+
+            new LocalBackend(new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (storage.objectIds().contains(orphan) && System.nanoTime() < deadline) {
+                TimeUnit.MILLISECONDS.sleep(10);
+            }
+            assertThat(storage.objectIds()).containsExactly(kept);
+        }
+    }
+
+    @Test
     void shouldDeleteTheQueueLogFromStorageWhenTheQueueIsDeleted() throws Exception {
         try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
                 Storage storage =

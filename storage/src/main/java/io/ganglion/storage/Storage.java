@@ -522,7 +522,7 @@ public final class Storage implements AutoCloseable {
      * journal force; call it from the shard that owned the replica, or once no shard uses it, never from a durability
      * callback.
      *
-     * @return false if the directory holds no replica of {@code objectId}
+     * @return false if the directory holds no replica of {@code objectId}, or another thread is deleting it
      * @throws IllegalStateException if called on the journal writer thread
      * @throws StorageException if the journal failed (the replica is then still there, but refuses appends) or the
      *     files could not be deleted (the next open deletes them)
@@ -533,6 +533,20 @@ public final class Storage implements AutoCloseable {
             return false;
         }
         replica.checkNotOnJournalThread();
+        if (!deletionsRunning.add(objectId)) {
+            return false; // another thread is deleting it
+        }
+        try {
+            return delete(objectId, replica);
+        } finally {
+            deletionsRunning.remove(objectId);
+        }
+    }
+
+    private boolean delete(long objectId, ReplicaLog replica) throws IOException {
+        if (replicas.get(objectId) != replica) {
+            return false; // deleted meanwhile
+        }
         replica.markDeleted();
         replica.awaitDurable(replica.submitControl(RecordType.DELETE, 0, 0, ByteBuffer.allocate(0), -1, -1));
         segmentWriter.awaitTakenIn(); // so that it holds nothing of the replica's chunks, which go now
@@ -548,6 +562,9 @@ public final class Storage implements AutoCloseable {
         LOG.info("replica deleted: dir={} object={}", directory, objectId);
         return true;
     }
+
+    /** Object ids whose {@link #deleteReplica} runs now: a second call for one returns false at once. */
+    private final Set<Long> deletionsRunning = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     /** Object ids of every replica in this directory. */
     public Set<Long> objectIds() {

@@ -326,6 +326,33 @@ class StorageTest {
     }
 
     @Test
+    void shouldDeleteAReplicaOnceWhenTwoThreadsDeleteItTogether() throws Exception {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            for (long id = 1; id <= 20; id++) {
+                appendDurably(storage.replica(id), 1, 20);
+                long object = id;
+                java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+                java.util.concurrent.Callable<Boolean> delete = () -> {
+                    go.await();
+                    return storage.deleteReplica(object);
+                };
+                java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+                try {
+                    java.util.concurrent.Future<Boolean> a = two.submit(delete);
+                    java.util.concurrent.Future<Boolean> b = two.submit(delete);
+                    go.countDown();
+                    // exactly one of them deletes it; the other finds it gone or being deleted, and neither fails
+                    assertThat(List.of(a.get(), b.get())).containsExactlyInAnyOrder(true, false);
+                } finally {
+                    two.shutdownNow();
+                }
+                assertThat(replicaDirectory(id)).doesNotExist();
+                assertThat(storage.existingReplica(id)).isEmpty();
+            }
+        }
+    }
+
+    @Test
     void shouldKeepReplicaDeletedAcrossHalt() throws IOException {
         Storage first = Storage.open(dir, smallConfig());
         appendDurably(first.replica(1), 1, 200);
