@@ -113,6 +113,32 @@ final class BrokerChild implements AutoCloseable {
         return option.startsWith("-XX:+Use") && option.endsWith("GC");
     }
 
+    /**
+     * The JIT options a broker runs with unless its options set them: C2 compiles both sides of every branch instead of
+     * leaving the side its profile never saw to an uncommon trap. A broker's hot paths never see a peer go away until
+     * one does; then dozens of them (the selector loop, the peer link's send, the replica host, the journal writer)
+     * were thrown out at once and ran interpreted while C2 compiled 170-200 methods again, on the cores the surviving
+     * queues needed (session 12: 39-77 such deoptimizations in the half second after a kill, against 9-16 with these
+     * options; PerfTest's throughput within its noise). bin/ganglion sets the same.
+     */
+    static final List<String> DEFAULT_JIT = List.of("-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0");
+
+    /** The options a broker's JVM gets: the defaults above that {@code jvmOptions} does not set, then those. */
+    static List<String> jvmCommand(List<String> jvmOptions) {
+        List<String> options = new ArrayList<>();
+        if (jvmOptions.stream().noneMatch(BrokerChild::choosesCollector)) {
+            options.add(DEFAULT_COLLECTOR);
+        }
+        for (String jit : DEFAULT_JIT) {
+            String name = jit.substring(0, jit.indexOf('=') + 1);
+            if (jvmOptions.stream().noneMatch(option -> option.startsWith(name))) {
+                options.add(jit);
+            }
+        }
+        options.addAll(jvmOptions);
+        return options;
+    }
+
     /** Starts the process and waits until it listens (a broker of a cluster waits for a metadata quorum first). */
     BrokerChild start() throws IOException, InterruptedException {
         launch();
@@ -123,10 +149,7 @@ final class BrokerChild implements AutoCloseable {
     BrokerChild launch() throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        if (jvmOptions.stream().noneMatch(BrokerChild::choosesCollector)) {
-            command.add(DEFAULT_COLLECTOR);
-        }
-        command.addAll(jvmOptions);
+        command.addAll(jvmCommand(jvmOptions));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(Main.class.getName());

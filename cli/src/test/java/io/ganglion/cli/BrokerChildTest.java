@@ -1,5 +1,6 @@
 package io.ganglion.cli;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
@@ -12,6 +13,14 @@ import org.junit.jupiter.api.io.TempDir;
 class BrokerChildTest {
     @TempDir
     Path dir;
+
+    @Test
+    void shouldGiveABrokerZgcAndTheTrapLimitsUnlessItsOptionsSetThem() {
+        assertThat(BrokerChild.jvmCommand(List.of("-Xmx256m")))
+                .containsExactly("-XX:+UseZGC", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0", "-Xmx256m");
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseG1GC", "-XX:PerMethodTrapLimit=100")))
+                .containsExactly("-XX:PerBytecodeTrapLimit=0", "-XX:+UseG1GC", "-XX:PerMethodTrapLimit=100");
+    }
 
     /** A broker that exits at start is reported at once, with the last lines it wrote into its log. */
     @Test
