@@ -55,6 +55,20 @@ class LocalBackendTest {
         }
     }
 
+    /** Declares the durable queue {@code name} and publishes one message to it. */
+    private static PublishOutcome declareAndPublish(LocalBackend backend, String name) throws Exception {
+        backend.declareQueue("/", name, false, true, false, false, FieldTable.EMPTY, "conn-1")
+                .toCompletableFuture()
+                .get(10, TimeUnit.SECONDS);
+        return backend.publish(
+                "/",
+                "",
+                name,
+                BasicProperties.EMPTY,
+                Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
+                "guest");
+    }
+
     @Test
     void shouldDeleteAtStartTheLogsOfQueuesTheMetadataDoesNotHold() throws Exception {
         try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
@@ -64,16 +78,7 @@ class LocalBackendTest {
             metadata.propose(new MetadataCommand.PutVhost("/")).join();
             LocalBackend first = new LocalBackend(
                     new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
-            first.declareQueue("/", "kept", false, true, false, false, FieldTable.EMPTY, "conn-1")
-                    .toCompletableFuture()
-                    .get(10, TimeUnit.SECONDS);
-            PublishOutcome outcome = first.publish(
-                    "/",
-                    "",
-                    "kept",
-                    BasicProperties.EMPTY,
-                    Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
-                    "guest");
+            PublishOutcome outcome = declareAndPublish(first, "kept");
             ((PublishOutcome.Routed) outcome).durable().toCompletableFuture().get(10, TimeUnit.SECONDS);
             long kept = storage.objectIds().iterator().next();
             // the log of a queue deleted while this broker was down: no queue of the image has its id
@@ -99,16 +104,7 @@ class LocalBackendTest {
             metadata.propose(new MetadataCommand.PutVhost("/")).join();
             LocalBackend backend = new LocalBackend(
                     new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
-            backend.declareQueue("/", "q", false, true, false, false, FieldTable.EMPTY, "conn-1")
-                    .toCompletableFuture()
-                    .get(10, TimeUnit.SECONDS);
-            PublishOutcome outcome = backend.publish(
-                    "/",
-                    "",
-                    "q",
-                    BasicProperties.EMPTY,
-                    Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
-                    "guest");
+            PublishOutcome outcome = declareAndPublish(backend, "q");
             assertThat(outcome).isInstanceOf(PublishOutcome.Routed.class);
             ((PublishOutcome.Routed) outcome).durable().toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertThat(storage.objectIds()).hasSize(1);

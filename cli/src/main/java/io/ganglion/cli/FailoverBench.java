@@ -725,8 +725,7 @@ final class FailoverBench implements Runnable {
                     trial.controller() == null ? "none" : trial.controller(),
                     trial.killAtSeconds(),
                     trial.killedAt());
-        }
-        if (trial.victim() != null) {
+        } else {
             console.printf(
                     Locale.ROOT,
                     "%s hold=%s trial %d: killed %s (controller %s) at %.1f s (%s), restarted +%.1f s, back +%.1f s%n",
