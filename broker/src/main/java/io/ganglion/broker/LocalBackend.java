@@ -91,6 +91,8 @@ final class LocalBackend implements BrokerBackend {
     private final Storage storage;
     private final List<Shard> shards;
     private final Map<Long, QueueReplica> replicas = new ConcurrentHashMap<>();
+    /** The shard of each queue this process has served, by storage object id: see {@link #shardOf}. */
+    private final Map<Long, Shard> placement = new ConcurrentHashMap<>();
     /** This broker's node id in a cluster, empty on a single broker. */
     private final String self;
     /** Queues homed on other brokers; null on a single broker. */
@@ -176,7 +178,7 @@ final class LocalBackend implements BrokerBackend {
         }
         for (Map.Entry<Long, QueueDef> entry : wanted.entrySet()) {
             replicas.computeIfAbsent(entry.getKey(), id -> {
-                Shard shard = shards.get((int) Math.floorMod(id, (long) shards.size()));
+                Shard shard = shardOf(id);
                 QueueReplica replica = new QueueReplica(vhostOf.get(id), entry.getValue(), shard, storage);
                 replica.onAutoDelete(
                         () -> metadata.propose(new MetadataCommand.DeleteQueue(replica.vhost, replica.def.name())));
@@ -231,6 +233,28 @@ final class LocalBackend implements BrokerBackend {
                 | (forwarded ? 1 : 0);
     }
 
+    /**
+     * The shard that runs a queue: the one it ran on before in this process (a queue's host is closed and opened
+     * again as its roles change, and the close may still be running on its shard: the two must not run at once), else
+     * the shard that runs the fewest queues now, the lowest on a tie. An object id modulo the shard count put all three
+     * queues of a broker on one of its two shards in a quarter of the failover bench's trials, one thread doing every
+     * queue's work while the other stood idle, and a new owner's take-over stalled the queues it kept as follower.
+     */
+    Shard shardOf(long objectId) {
+        return placement.computeIfAbsent(objectId, id -> {
+            Map<Shard, Integer> running = new HashMap<>();
+            replicas.values().forEach(replica -> running.merge(replica.shard(), 1, Integer::sum));
+            replicated.values().forEach(queue -> running.merge(queue.shard(), 1, Integer::sum));
+            Shard least = shards.getFirst();
+            for (Shard shard : shards) {
+                if (running.getOrDefault(shard, 0) < running.getOrDefault(least, 0)) {
+                    least = shard;
+                }
+            }
+            return least;
+        });
+    }
+
     /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */
     Optional<ReplicaHost> hostFactory(ObjectId object, PeerSender sender, RecoveryReplySink replies) {
         ReplicationContext context = replicationContext;
@@ -242,7 +266,7 @@ final class LocalBackend implements BrokerBackend {
             return Optional.empty();
         }
         QueueDef def = found.get();
-        Shard shard = shards.get((int) Math.floorMod(def.objectId(), (long) shards.size()));
+        Shard shard = shardOf(def.objectId());
         long publisher = publisherId(context, false);
         ReplicatedQueue queue = new ReplicatedQueue(object.vhost(), def, shard, publisher);
         ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);

@@ -17,7 +17,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -92,6 +94,30 @@ class LocalBackendTest {
                 TimeUnit.MILLISECONDS.sleep(10);
             }
             assertThat(storage.objectIds()).containsExactly(kept);
+        }
+    }
+
+    @Test
+    void shouldSpreadQueuesEvenlyOverTheShardsAndKeepEachOnItsShard() throws Exception {
+        try (FileMetadataLog metadata = FileMetadataLog.open(dir.resolve("meta"));
+                Storage storage =
+                        Storage.open(dir.resolve("storage"), StorageConfig.defaults(System::currentTimeMillis));
+                Shard first = new Shard(0);
+                Shard second = new Shard(1)) {
+            metadata.propose(new MetadataCommand.PutVhost("/")).join();
+            LocalBackend backend = new LocalBackend(
+                    new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(first, second));
+            for (int i = 0; i < 6; i++) {
+                declareAndPublish(backend, "q" + i);
+            }
+            Map<Shard, Long> queuesPerShard = storage.objectIds().stream()
+                    .collect(Collectors.groupingBy(backend::shardOf, Collectors.counting()));
+
+            // random object ids modulo two shards split six queues 3/3 in only 5 of 16 draws
+            assertThat(queuesPerShard).containsOnly(Map.entry(first, 3L), Map.entry(second, 3L));
+            for (long id : storage.objectIds()) {
+                assertThat(backend.shardOf(id)).as("a queue stays on its shard").isSameAs(backend.shardOf(id));
+            }
         }
     }
 
