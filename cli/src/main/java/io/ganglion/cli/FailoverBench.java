@@ -213,6 +213,9 @@ final class FailoverBench implements Runnable {
             double pauseSeconds,
             boolean pauseCensored,
             double pauseEndedAfterKillSeconds,
+            double pauseToRestartSeconds,
+            boolean pauseToRestartCensored,
+            double gapFromRestartSeconds,
             double firstConfirmSeconds,
             double gapBeforeSeconds,
             double gapBeforeEndedSeconds,
@@ -499,6 +502,7 @@ final class FailoverBench implements Runnable {
                     clientNodes.get(q),
                     publishFrom,
                     killNanos,
+                    restartAtNanos,
                     publishUntil,
                     trialWarmup));
         }
@@ -591,11 +595,19 @@ final class FailoverBench implements Runnable {
             String client,
             long publishFrom,
             long kill,
+            long restartAt,
             long publishUntil,
             double trialWarmup) {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
+        // the kill's own pause and the killed broker's return apart: its restart (a JVM starting, compiling and
+        // catching up beside the others) is a second event in the same window
+        boolean returns = restartAt != FailoverStats.NONE && restartAt < publishUntil;
+        FailoverStats.Pause toRestart = returns ? FailoverStats.pause(confirms, kill, restartAt) : pause;
+        FailoverStats.Pause fromRestart = returns
+                ? FailoverStats.longestGap(confirms, restartAt, publishUntil)
+                : new FailoverStats.Pause(FailoverStats.NONE, FailoverStats.NONE, false);
         long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
         long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         long[] beforeKill = FailoverStats.latencies(load.sendTimes, confirms, count, measuredFrom, kill);
@@ -613,6 +625,9 @@ final class FailoverBench implements Runnable {
                 seconds(pause.nanos()),
                 pause.censored(),
                 seconds(pause.endNanos() - kill),
+                seconds(toRestart.nanos()),
+                toRestart.censored(),
+                seconds(fromRestart.nanos()),
                 first == FailoverStats.NONE ? Double.NaN : seconds(first - kill),
                 seconds(gapBefore.nanos()),
                 gapBefore.endNanos() == FailoverStats.NONE ? Double.NaN : seconds(gapBefore.endNanos() - kill),
@@ -797,6 +812,30 @@ final class FailoverBench implements Runnable {
                 .count();
     }
 
+    /** {@link #withinTwiceP99} for the pause from the kill to the restart of the killed broker. */
+    static long withinTwiceP99ToRestart(List<QueueResult> samples) {
+        return samples.stream()
+                .filter(q -> !q.pauseToRestartCensored() && q.pauseToRestartSeconds() * 1000 <= 2 * q.p99BeforeMs())
+                .count();
+    }
+
+    /**
+     * {@link #withinTwiceP99} for the longest gap from the restart of the killed broker on, over the samples that had
+     * one in the window.
+     */
+    static String withinTwiceP99FromRestart(List<QueueResult> samples) {
+        List<QueueResult> returned = samples.stream()
+                .filter(q -> !Double.isNaN(q.gapFromRestartSeconds()))
+                .toList();
+        if (returned.isEmpty()) {
+            return "-";
+        }
+        long within = returned.stream()
+                .filter(q -> q.gapFromRestartSeconds() * 1000 <= 2 * q.p99BeforeMs())
+                .count();
+        return within + "/" + returned.size();
+    }
+
     /** {@code median [min-max]} of a metric over samples, NaN samples left out. */
     static String summary(List<QueueResult> samples, ToDoubleFunction<QueueResult> metric, String format) {
         double[] values = samples.stream()
@@ -822,13 +861,15 @@ final class FailoverBench implements Runnable {
                 + " msg/s per queue; medians [ranges] over trials; pause+ = no confirm after the kill in the window");
         String header = String.format(
                 Locale.ROOT,
-                "%-10s %-7s %-8s %2s %-20s %-9s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
+                "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
                 "scenario",
                 "hold",
                 "lost",
                 "n",
                 "pause s",
                 "<=2 p99",
+                "kill|return",
+                "return gap s",
                 "1st confirm s",
                 "gap before s",
                 "unknown",
@@ -844,13 +885,15 @@ final class FailoverBench implements Runnable {
             boolean censored = s.stream().anyMatch(QueueResult::pauseCensored);
             console.printf(
                     Locale.ROOT,
-                    "%-10s %-7s %-8s %2d %-20s %-9s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
+                    "%-10s %-7s %-8s %2d %-20s %-9s %-11s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
                     row.scenario(),
                     row.hold(),
                     row.role(),
                     s.size(),
                     summary(s, QueueResult::pauseSeconds, "%.2f") + (censored ? "+" : ""),
                     withinTwiceP99(s) + "/" + s.size(),
+                    withinTwiceP99ToRestart(s) + "|" + withinTwiceP99FromRestart(s),
+                    summary(s, QueueResult::gapFromRestartSeconds, "%.2f"),
                     summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
                     summary(s, QueueResult::gapBeforeSeconds, "%.2f"),
                     summary(s, q -> q.accounting().unknown(), "%.0f"),
@@ -897,6 +940,10 @@ final class FailoverBench implements Runnable {
             r.put("samples", row.samples().size());
             r.put("pause_s", stats(row.samples(), QueueResult::pauseSeconds));
             r.put("pause_within_2x_p99_before", withinTwiceP99(row.samples()));
+            r.put("pause_to_restart_s", stats(row.samples(), QueueResult::pauseToRestartSeconds));
+            r.put("pause_to_restart_within_2x_p99_before", withinTwiceP99ToRestart(row.samples()));
+            r.put("gap_from_restart_s", stats(row.samples(), QueueResult::gapFromRestartSeconds));
+            r.put("gap_from_restart_within_2x_p99_before", withinTwiceP99FromRestart(row.samples()));
             r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
             r.put("longest_gap_before_kill_s", stats(row.samples(), QueueResult::gapBeforeSeconds));
             r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));
@@ -933,6 +980,9 @@ final class FailoverBench implements Runnable {
                 m.put("pause_s", number(q.pauseSeconds()));
                 m.put("pause_censored", q.pauseCensored());
                 m.put("pause_ended_after_kill_s", number(q.pauseEndedAfterKillSeconds()));
+                m.put("pause_to_restart_s", number(q.pauseToRestartSeconds()));
+                m.put("pause_to_restart_censored", q.pauseToRestartCensored());
+                m.put("gap_from_restart_s", number(q.gapFromRestartSeconds()));
                 m.put("first_confirm_after_kill_s", number(q.firstConfirmSeconds()));
                 m.put("longest_gap_before_kill_s", number(q.gapBeforeSeconds()));
                 m.put("longest_gap_before_kill_ended_s", number(q.gapBeforeEndedSeconds()));

@@ -8,6 +8,17 @@ import org.junit.jupiter.api.Test;
 class FailoverBenchTest {
 
     private static FailoverBench.QueueResult result(String role, double pauseSeconds, boolean censored, double p99Ms) {
+        return result(role, pauseSeconds, censored, pauseSeconds, censored, Double.NaN, p99Ms);
+    }
+
+    private static FailoverBench.QueueResult result(
+            String role,
+            double pauseSeconds,
+            boolean censored,
+            double toRestartSeconds,
+            boolean toRestartCensored,
+            double fromRestartSeconds,
+            double p99Ms) {
         return new FailoverBench.QueueResult(
                 "q1",
                 "ganglion-1",
@@ -17,6 +28,9 @@ class FailoverBenchTest {
                 pauseSeconds,
                 censored,
                 0.1,
+                toRestartSeconds,
+                toRestartCensored,
+                fromRestartSeconds,
                 0.01,
                 0.03,
                 -5,
@@ -39,5 +53,25 @@ class FailoverBenchTest {
                 result("none", 0.015, false, 10.0), // within
                 result("follower", 0.001, true, 10.0)); // never came back in the window: not within
         assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(2);
+    }
+
+    @Test
+    void shouldCountTheKillsPauseAndTheReturnsGapApart() {
+        List<FailoverBench.QueueResult> samples = List.of(
+                // the longest silence at the return: the kill's own pause within, the return's over
+                result("follower", 0.090, false, 0.030, false, 0.090, 20.0),
+                // within at both
+                result("follower", 0.035, false, 0.035, false, 0.020, 20.0),
+                // no confirm between the kill and the restart: censored, never within
+                result("follower", 5.0, false, 5.0, true, 0.010, 20.0));
+        assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverBench.withinTwiceP99ToRestart(samples)).isEqualTo(2);
+        assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo("2/3");
+    }
+
+    @Test
+    void shouldShowNoReturnCountWhenNoSampleRestartedInItsWindow() {
+        assertThat(FailoverBench.withinTwiceP99FromRestart(List.of(result("none", 0.01, false, 10.0))))
+                .isEqualTo("-");
     }
 }
