@@ -195,7 +195,10 @@ final class LocalBackend implements BrokerBackend {
         for (Long id : List.copyOf(replicas.keySet())) {
             if (!wanted.containsKey(id)) {
                 QueueReplica replica = replicas.remove(id);
-                replica.shard.execute(replica::close);
+                replica.shard.execute(() -> {
+                    replica.close();
+                    forgetShard(id);
+                });
             }
         }
         refreshReplicatedViews(image);
@@ -253,6 +256,22 @@ final class LocalBackend implements BrokerBackend {
             }
             return least;
         });
+    }
+
+    /**
+     * Forgets the shard of a deleted queue, once its close ran on that shard: object ids are not reused, and a broker
+     * that serves many short-lived queues (reply queues) would otherwise keep one entry for each for ever. Kept while
+     * a queue of that id runs again.
+     */
+    private void forgetShard(long objectId) {
+        if (!replicas.containsKey(objectId) && !replicated.containsKey(objectId)) {
+            placement.remove(objectId);
+        }
+    }
+
+    /** How many queues' shards this process remembers: those it runs, and deleted ones whose close is under way. */
+    int placements() {
+        return placement.size();
     }
 
     /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */
@@ -345,6 +364,7 @@ final class LocalBackend implements BrokerBackend {
                             } catch (IOException | RuntimeException e) {
                                 LOG.error("event=queue_log_delete_failed queue={} object={}", queue.def.name(), id, e);
                             }
+                            forgetShard(id);
                         }));
             }
         }
