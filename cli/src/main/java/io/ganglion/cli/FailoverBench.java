@@ -819,21 +819,25 @@ final class FailoverBench implements Runnable {
                 .count();
     }
 
-    /**
-     * {@link #withinTwiceP99} for the longest gap from the restart of the killed broker on, over the samples that had
-     * one in the window.
-     */
-    static String withinTwiceP99FromRestart(List<QueueResult> samples) {
-        List<QueueResult> returned = samples.stream()
+    /** The samples whose killed broker restarted within the load: those with a gap from the restart on. */
+    static long restartedWithin(List<QueueResult> samples) {
+        return samples.stream()
                 .filter(q -> !Double.isNaN(q.gapFromRestartSeconds()))
-                .toList();
-        if (returned.isEmpty()) {
-            return "-";
-        }
-        long within = returned.stream()
+                .count();
+    }
+
+    /** {@link #withinTwiceP99} for the longest gap from the restart of the killed broker on. */
+    static long withinTwiceP99FromRestart(List<QueueResult> samples) {
+        return samples.stream()
                 .filter(q -> q.gapFromRestartSeconds() * 1000 <= 2 * q.p99BeforeMs())
                 .count();
-        return within + "/" + returned.size();
+    }
+
+    /** The kill|return column: {@code a|b/n}, {@code a|-} when no broker restarted within the load. */
+    static String killAndReturn(List<QueueResult> samples) {
+        long returned = restartedWithin(samples);
+        return withinTwiceP99ToRestart(samples) + "|"
+                + (returned == 0 ? "-" : withinTwiceP99FromRestart(samples) + "/" + returned);
     }
 
     /** {@code median [min-max]} of a metric over samples, NaN samples left out. */
@@ -892,7 +896,7 @@ final class FailoverBench implements Runnable {
                     s.size(),
                     summary(s, QueueResult::pauseSeconds, "%.2f") + (censored ? "+" : ""),
                     withinTwiceP99(s) + "/" + s.size(),
-                    withinTwiceP99ToRestart(s) + "|" + withinTwiceP99FromRestart(s),
+                    killAndReturn(s),
                     summary(s, QueueResult::gapFromRestartSeconds, "%.2f"),
                     summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
                     summary(s, QueueResult::gapBeforeSeconds, "%.2f"),
@@ -944,6 +948,7 @@ final class FailoverBench implements Runnable {
             r.put("pause_to_restart_within_2x_p99_before", withinTwiceP99ToRestart(row.samples()));
             r.put("gap_from_restart_s", stats(row.samples(), QueueResult::gapFromRestartSeconds));
             r.put("gap_from_restart_within_2x_p99_before", withinTwiceP99FromRestart(row.samples()));
+            r.put("samples_restarted_within_load", restartedWithin(row.samples()));
             r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
             r.put("longest_gap_before_kill_s", stats(row.samples(), QueueResult::gapBeforeSeconds));
             r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));

@@ -66,12 +66,14 @@ class FailoverBenchTest {
                 result("follower", 5.0, false, 5.0, true, 0.010, 20.0));
         assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(1);
         assertThat(FailoverBench.withinTwiceP99ToRestart(samples)).isEqualTo(2);
-        assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo("2/3");
+        assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo(2);
+        assertThat(FailoverBench.killAndReturn(samples)).isEqualTo("2|2/3");
     }
 
     @Test
     void shouldShowNoReturnCountWhenNoSampleRestartedInItsWindow() {
-        assertThat(FailoverBench.withinTwiceP99FromRestart(List.of(result("none", 0.01, false, 10.0))))
-                .isEqualTo("-");
+        List<FailoverBench.QueueResult> control = List.of(result("none", 0.01, false, 10.0));
+        assertThat(FailoverBench.restartedWithin(control)).isZero();
+        assertThat(FailoverBench.killAndReturn(control)).isEqualTo("1|-");
     }
 }
