@@ -56,6 +56,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,8 +92,8 @@ final class LocalBackend implements BrokerBackend {
     private final Storage storage;
     private final List<Shard> shards;
     private final Map<Long, QueueReplica> replicas = new ConcurrentHashMap<>();
-    /** The shard of each queue this process has served, by storage object id: see {@link #shardOf}. */
-    private final Map<Long, Shard> placement = new ConcurrentHashMap<>();
+    /** Counts the queues placed on shards in turn: see {@link #shardOf}. */
+    private final AtomicInteger nextShard = new AtomicInteger();
     /** This broker's node id in a cluster, empty on a single broker. */
     private final String self;
     /** Queues homed on other brokers; null on a single broker. */
@@ -195,10 +196,7 @@ final class LocalBackend implements BrokerBackend {
         for (Long id : List.copyOf(replicas.keySet())) {
             if (!wanted.containsKey(id)) {
                 QueueReplica replica = replicas.remove(id);
-                replica.shard.execute(() -> {
-                    replica.close();
-                    forgetShard(id);
-                });
+                replica.shard.execute(replica::close);
             }
         }
         refreshReplicatedViews(image);
@@ -237,41 +235,23 @@ final class LocalBackend implements BrokerBackend {
     }
 
     /**
-     * The shard that runs a queue: the one it ran on before in this process (a queue's host is closed and opened
-     * again as its roles change, and the close may still be running on its shard: the two must not run at once), else
-     * the shard that runs the fewest queues now, the lowest on a tie. An object id modulo the shard count put all three
-     * queues of a broker on one of its two shards in a quarter of the failover bench's trials, one thread doing every
-     * queue's work while the other stood idle, and a new owner's take-over stalled the queues it kept as follower.
+     * The shard that runs a queue: the one its queue object of this process runs on (a replicated queue's host is
+     * closed and opened again as its roles change, and the close may still be running on that shard: the two must not
+     * run at once), else the next shard in turn. An object id modulo the shard count put all three queues of a broker
+     * on one of its two shards in a quarter of the failover bench's trials, one thread doing every queue's work while
+     * the other stood idle, and a new owner's take-over stalled the queues it kept as follower. Object ids are never
+     * reused, so a deleted queue leaves nothing to remember.
      */
     Shard shardOf(long objectId) {
-        return placement.computeIfAbsent(objectId, id -> {
-            Map<Shard, Integer> running = new HashMap<>();
-            replicas.values().forEach(replica -> running.merge(replica.shard(), 1, Integer::sum));
-            replicated.values().forEach(queue -> running.merge(queue.shard(), 1, Integer::sum));
-            Shard least = shards.getFirst();
-            for (Shard shard : shards) {
-                if (running.getOrDefault(shard, 0) < running.getOrDefault(least, 0)) {
-                    least = shard;
-                }
-            }
-            return least;
-        });
-    }
-
-    /**
-     * Forgets the shard of a deleted queue, once its close ran on that shard: object ids are not reused, and a broker
-     * that serves many short-lived queues (reply queues) would otherwise keep one entry for each for ever. Kept while
-     * a queue of that id runs again.
-     */
-    private void forgetShard(long objectId) {
-        if (!replicas.containsKey(objectId) && !replicated.containsKey(objectId)) {
-            placement.remove(objectId);
+        QueueReplica local = replicas.get(objectId);
+        if (local != null) {
+            return local.shard();
         }
-    }
-
-    /** How many queues' shards this process remembers: those it runs, and deleted ones whose close is under way. */
-    int placements() {
-        return placement.size();
+        ReplicatedQueue copy = replicated.get(objectId);
+        if (copy != null) {
+            return copy.shard();
+        }
+        return shards.get(Math.floorMod(nextShard.getAndIncrement(), shards.size()));
     }
 
     /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */
@@ -364,7 +344,6 @@ final class LocalBackend implements BrokerBackend {
                             } catch (IOException | RuntimeException e) {
                                 LOG.error("event=queue_log_delete_failed queue={} object={}", queue.def.name(), id, e);
                             }
-                            forgetShard(id);
                         }));
             }
         }

@@ -25,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Predicate;
 import java.util.function.ToDoubleFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -807,15 +808,24 @@ final class FailoverBench implements Runnable {
      * a queue that only lost a follower, counted for every row so the control (nothing killed) can be read beside it.
      */
     static long withinTwiceP99(List<QueueResult> samples) {
-        return samples.stream()
-                .filter(q -> !q.pauseCensored() && q.pauseSeconds() * 1000 <= 2 * q.p99BeforeMs())
-                .count();
+        return withinTwiceP99(samples, QueueResult::pauseSeconds, QueueResult::pauseCensored);
     }
 
     /** {@link #withinTwiceP99} for the pause from the kill to the restart of the killed broker. */
     static long withinTwiceP99ToRestart(List<QueueResult> samples) {
+        return withinTwiceP99(samples, QueueResult::pauseToRestartSeconds, QueueResult::pauseToRestartCensored);
+    }
+
+    /** {@link #withinTwiceP99} for the longest gap from the restart of the killed broker on (none: not within). */
+    static long withinTwiceP99FromRestart(List<QueueResult> samples) {
+        return withinTwiceP99(samples, QueueResult::gapFromRestartSeconds, q -> false);
+    }
+
+    /** How many samples' {@code pause} (seconds; NaN never counts) was not censored and at most twice their p99. */
+    private static long withinTwiceP99(
+            List<QueueResult> samples, ToDoubleFunction<QueueResult> pause, Predicate<QueueResult> censored) {
         return samples.stream()
-                .filter(q -> !q.pauseToRestartCensored() && q.pauseToRestartSeconds() * 1000 <= 2 * q.p99BeforeMs())
+                .filter(q -> !censored.test(q) && pause.applyAsDouble(q) * 1000 <= 2 * q.p99BeforeMs())
                 .count();
     }
 
@@ -823,13 +833,6 @@ final class FailoverBench implements Runnable {
     static long restartedWithin(List<QueueResult> samples) {
         return samples.stream()
                 .filter(q -> !Double.isNaN(q.gapFromRestartSeconds()))
-                .count();
-    }
-
-    /** {@link #withinTwiceP99} for the longest gap from the restart of the killed broker on. */
-    static long withinTwiceP99FromRestart(List<QueueResult> samples) {
-        return samples.stream()
-                .filter(q -> q.gapFromRestartSeconds() * 1000 <= 2 * q.p99BeforeMs())
                 .count();
     }
 
