@@ -6,5 +6,11 @@ import picocli.CommandLine.Command;
 @Command(
         name = "bench",
         description = "Benchmarks on real broker processes.",
-        subcommands = {BacklogBench.class, ControllerFailoverBench.class, FailoverBench.class, PerfTestBench.class})
+        subcommands = {
+            BacklogBench.class,
+            ControllerFailoverBench.class,
+            DiskBench.class,
+            FailoverBench.class,
+            PerfTestBench.class
+        })
 final class Bench {}

@@ -171,6 +171,13 @@ final class FailoverBench implements Runnable {
     List<String> scenarios;
 
     @Option(
+            names = "--disk-probe-ms",
+            defaultValue = "5",
+            description = "beside the load, write 512 B and force it every this many ms on the brokers' disk, and"
+                    + " report the longest force in each pause (0: no probe) (default ${DEFAULT-VALUE})")
+    double diskProbeMs;
+
+    @Option(
             names = "--holds",
             split = ",",
             defaultValue = "default,0",
@@ -204,6 +211,9 @@ final class FailoverBench implements Runnable {
 
     private final PrintStream console = System.out;
 
+    /** Where the disk probe writes: the brokers' data folder when the bench starts them, else the output folder. */
+    private Path probeDirectory;
+
     /** One queue in one trial. */
     record QueueResult(
             String queue,
@@ -228,7 +238,8 @@ final class FailoverBench implements Runnable {
             double p50AfterMs,
             double p99AfterMs,
             double[] confirmRate,
-            long[][] silences) {}
+            long[][] silences,
+            double diskForceInPauseMs) {}
 
     record Trial(
             String scenario,
@@ -240,6 +251,8 @@ final class FailoverBench implements Runnable {
             double killAtSeconds,
             double restartAtSeconds,
             double restartReadySeconds,
+            double diskLongestBeforeMs,
+            double diskLongestAfterMs,
             List<QueueResult> queues) {}
 
     @Override
@@ -268,17 +281,26 @@ final class FailoverBench implements Runnable {
                     trials);
             List<String> holdValues = holdValues(target);
             List<Trial> results = new ArrayList<>();
-            for (String scenario : scenarios) {
-                if (scenario.equals("controller") && !target.hasController()) {
-                    console.println("scenario controller: skipped, this target has no controller");
-                    continue;
-                }
-                for (String hold : scenario.equals(NONE) ? List.of("n/a") : holdValues) {
-                    for (int trial = 1; trial <= trials; trial++) {
-                        // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
-                        double warm = results.isEmpty() ? Math.max(warmup, firstWarmup) : warmup;
-                        results.add(runTrial(target, scenario, hold, trial, stamp, warm));
+            DiskProbe probe = diskProbeMs > 0
+                    ? DiskProbe.start(probeDirectory != null ? probeDirectory : outDir, (long) (diskProbeMs * 1e6))
+                    : null;
+            try {
+                for (String scenario : scenarios) {
+                    if (scenario.equals("controller") && !target.hasController()) {
+                        console.println("scenario controller: skipped, this target has no controller");
+                        continue;
                     }
+                    for (String hold : scenario.equals(NONE) ? List.of("n/a") : holdValues) {
+                        for (int trial = 1; trial <= trials; trial++) {
+                            // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
+                            double warm = results.isEmpty() ? Math.max(warmup, firstWarmup) : warmup;
+                            results.add(runTrial(target, scenario, hold, trial, stamp, warm, probe));
+                        }
+                    }
+                }
+            } finally {
+                if (probe != null) {
+                    probe.close();
                 }
             }
             report(target, results, outDir);
@@ -297,6 +319,7 @@ final class FailoverBench implements Runnable {
                 || before < 2
                 || after < 2
                 || timeout <= 0
+                || !(diskProbeMs >= 0)
                 || warmup < 0
                 || firstWarmup < 0) {
             throw new Main.UsageError(
@@ -337,6 +360,7 @@ final class FailoverBench implements Runnable {
         Path root = dir != null
                 ? dir
                 : Files.createTempDirectory(rabbitmq ? "rabbitmq-failover-bench" : "ganglion-failover-bench");
+        probeDirectory = root;
         if (rabbitmq) {
             if (!RabbitMqTarget.installed()) {
                 throw new IllegalStateException("rabbitmq-server is not installed (no " + RabbitMqTarget.HOME
@@ -374,7 +398,13 @@ final class FailoverBench implements Runnable {
     }
 
     private Trial runTrial(
-            FailoverTarget target, String scenario, String hold, int trial, String stamp, double trialWarmup)
+            FailoverTarget target,
+            String scenario,
+            String hold,
+            int trial,
+            String stamp,
+            double trialWarmup,
+            DiskProbe probe)
             throws IOException, InterruptedException {
         String label = String.format(Locale.ROOT, "%s hold=%s trial %d/%d", scenario, hold, trial, trials);
         target.awaitHealthy();
@@ -505,8 +535,10 @@ final class FailoverBench implements Runnable {
                     killNanos,
                     restartAtNanos,
                     publishUntil,
-                    trialWarmup));
+                    trialWarmup,
+                    probe == null ? null : (from, to) -> probe.longestOverlapping(origin + from, origin + to)));
         }
+        long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         Trial result = new Trial(
                 scenario,
                 hold,
@@ -517,6 +549,12 @@ final class FailoverBench implements Runnable {
                 seconds(killNanos),
                 restartAtNanos == FailoverStats.NONE ? Double.NaN : seconds(restartAtNanos - killNanos),
                 restartReadyNanos == FailoverStats.NONE ? Double.NaN : seconds(restartReadyNanos - killNanos),
+                probe == null
+                        ? Double.NaN
+                        : millis(probe.longestOverlapping(origin + measuredFrom, origin + killNanos)),
+                probe == null
+                        ? Double.NaN
+                        : millis(probe.longestOverlapping(origin + killNanos, origin + publishUntil)),
                 queueResults);
         printTrial(result);
         return result;
@@ -598,7 +636,8 @@ final class FailoverBench implements Runnable {
             long kill,
             long restartAt,
             long publishUntil,
-            double trialWarmup) {
+            double trialWarmup,
+            java.util.function.LongBinaryOperator diskForce) {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
@@ -617,6 +656,7 @@ final class FailoverBench implements Runnable {
                 ? new long[0]
                 : FailoverStats.latencies(load.sendTimes, confirms, count, pause.endNanos() + SECOND, publishUntil);
         long chartFrom = kill - (long) (before * SECOND);
+        long pauseFrom = pause.endNanos() - pause.nanos();
         return new QueueResult(
                 load.queue,
                 placement.owner(),
@@ -645,16 +685,29 @@ final class FailoverBench implements Runnable {
                         confirms,
                         count,
                         kill,
-                        FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE)));
+                        FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE),
+                        diskForce),
+                diskForce == null ? Double.NaN : millis(diskForce.applyAsLong(pauseFrom, pause.endNanos())));
     }
 
-    /** Each silence as {from, to} relative to the kill, then the send gap and latency of {@link FailoverStats#describeSilence}. */
-    private static long[][] describe(FailoverWorkload load, long[] confirms, int count, long kill, long[][] spans) {
+    /**
+     * Each silence as {from, to} relative to the kill, then the send gap and latency of {@link
+     * FailoverStats#describeSilence}, then the longest disk probe force that overlapped it ({@link FailoverStats#NONE}
+     * without a probe).
+     */
+    private static long[][] describe(
+            FailoverWorkload load,
+            long[] confirms,
+            int count,
+            long kill,
+            long[][] spans,
+            java.util.function.LongBinaryOperator diskForce) {
         long[][] described = new long[spans.length][];
         for (int i = 0; i < spans.length; i++) {
             long[] seen = FailoverStats.describeSilence(
                     load.sendTimes, confirms, count, spans[i][0], spans[i][1], SILENCE_LOOK_BACK);
-            described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1]};
+            long disk = diskForce == null ? FailoverStats.NONE : diskForce.applyAsLong(spans[i][0], spans[i][1]);
+            described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1], disk};
         }
         return described;
     }
@@ -781,6 +834,19 @@ final class FailoverBench implements Runnable {
                     fmt(q.p50AfterMs()),
                     fmt(q.p99AfterMs()));
         }
+        if (!Double.isNaN(trial.diskLongestAfterMs())) {
+            console.printf(
+                    Locale.ROOT,
+                    "  disk probe: longest force %.1f ms before the %s, %.1f ms after; in each queue's pause: %s%n",
+                    trial.diskLongestBeforeMs(),
+                    trial.victim() == null ? "mark" : "kill",
+                    trial.diskLongestAfterMs(),
+                    String.join(
+                            " ",
+                            trial.queues().stream()
+                                    .map(q -> String.format(Locale.ROOT, "%.1f ms", q.diskForceInPauseMs()))
+                                    .toList()));
+        }
     }
 
     private static String fmt2(double value) {
@@ -829,6 +895,20 @@ final class FailoverBench implements Runnable {
                 .count();
     }
 
+    /**
+     * How many samples' pause overlapped a force of the disk probe longer than twice their p99 before the kill: pauses
+     * the shared disk alone makes longer than the bound, whatever a broker that confirms durable writes does; -1 when
+     * the run had no probe.
+     */
+    static long diskOverTwiceP99(List<QueueResult> samples) {
+        if (samples.stream().allMatch(q -> Double.isNaN(q.diskForceInPauseMs()))) {
+            return -1;
+        }
+        return samples.stream()
+                .filter(q -> q.diskForceInPauseMs() > 2 * q.p99BeforeMs())
+                .count();
+    }
+
     /** The samples whose killed broker restarted within the load: those with a gap from the restart on. */
     static long restartedWithin(List<QueueResult> samples) {
         return samples.stream()
@@ -868,7 +948,7 @@ final class FailoverBench implements Runnable {
                 + " msg/s per queue; medians [ranges] over trials; pause+ = no confirm after the kill in the window");
         String header = String.format(
                 Locale.ROOT,
-                "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
+                "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
                 "scenario",
                 "hold",
                 "lost",
@@ -876,6 +956,7 @@ final class FailoverBench implements Runnable {
                 "pause s",
                 "<=2 p99",
                 "kill|return",
+                "disk>2p99",
                 "return gap s",
                 "1st confirm s",
                 "gap before s",
@@ -892,7 +973,7 @@ final class FailoverBench implements Runnable {
             boolean censored = s.stream().anyMatch(QueueResult::pauseCensored);
             console.printf(
                     Locale.ROOT,
-                    "%-10s %-7s %-8s %2d %-20s %-9s %-11s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
+                    "%-10s %-7s %-8s %2d %-20s %-9s %-11s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
                     row.scenario(),
                     row.hold(),
                     row.role(),
@@ -900,6 +981,7 @@ final class FailoverBench implements Runnable {
                     summary(s, QueueResult::pauseSeconds, "%.2f") + (censored ? "+" : ""),
                     withinTwiceP99(s) + "/" + s.size(),
                     killAndReturn(s),
+                    diskOverTwiceP99(s) < 0 ? "-" : diskOverTwiceP99(s) + "/" + s.size(),
                     summary(s, QueueResult::gapFromRestartSeconds, "%.2f"),
                     summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
                     summary(s, QueueResult::gapBeforeSeconds, "%.2f"),
@@ -936,6 +1018,7 @@ final class FailoverBench implements Runnable {
         config.put("restart_after_seconds", restartAfter);
         config.put("unknown_after_seconds", timeout);
         config.put("trials", this.trials);
+        config.put("disk_probe_ms", diskProbeMs);
         config.put("chart_bucket_seconds", BUCKET / 1e9);
         doc.put("config", config);
         List<Map<String, Object>> summary = new ArrayList<>();
@@ -952,6 +1035,8 @@ final class FailoverBench implements Runnable {
             r.put("gap_from_restart_s", stats(row.samples(), QueueResult::gapFromRestartSeconds));
             r.put("gap_from_restart_within_2x_p99_before", withinTwiceP99FromRestart(row.samples()));
             r.put("samples_restarted_within_load", restartedWithin(row.samples()));
+            r.put("disk_force_in_pause_over_2x_p99_before", diskOverTwiceP99(row.samples()));
+            r.put("disk_force_in_pause_ms", stats(row.samples(), QueueResult::diskForceInPauseMs));
             r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
             r.put("longest_gap_before_kill_s", stats(row.samples(), QueueResult::gapBeforeSeconds));
             r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));
@@ -976,6 +1061,8 @@ final class FailoverBench implements Runnable {
             t.put("kill_at_s", trial.killAtSeconds());
             t.put("restart_issued_after_kill_s", trial.restartAtSeconds());
             t.put("restart_ready_after_kill_s", trial.restartReadySeconds());
+            t.put("disk_longest_force_before_kill_ms", number(trial.diskLongestBeforeMs()));
+            t.put("disk_longest_force_after_kill_ms", number(trial.diskLongestAfterMs()));
             List<Map<String, Object>> qs = new ArrayList<>();
             for (QueueResult q : trial.queues()) {
                 FailoverStats.Accounting a = q.accounting();
@@ -1009,6 +1096,7 @@ final class FailoverBench implements Runnable {
                 m.put("p50_after_ms", number(q.p50AfterMs()));
                 m.put("p99_after_ms", number(q.p99AfterMs()));
                 m.put("confirms_per_s_from_minus_before", q.confirmRate());
+                m.put("disk_force_in_pause_ms", number(q.diskForceInPauseMs()));
                 List<Map<String, Object>> silences = new ArrayList<>();
                 for (long[] span : q.silences()) {
                     silences.add(Map.of(
@@ -1019,7 +1107,9 @@ final class FailoverBench implements Runnable {
                             "longest_send_gap_ms",
                             number(span[2] == FailoverStats.NONE ? Double.NaN : millis(span[2])),
                             "latency_at_end_ms",
-                            number(span[3] == FailoverStats.NONE ? Double.NaN : millis(span[3]))));
+                            number(span[3] == FailoverStats.NONE ? Double.NaN : millis(span[3])),
+                            "disk_force_ms",
+                            number(span[4] == FailoverStats.NONE ? Double.NaN : millis(span[4]))));
                 }
                 m.put("silences", silences);
                 qs.add(m);

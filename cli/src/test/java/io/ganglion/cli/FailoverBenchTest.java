@@ -8,7 +8,11 @@ import org.junit.jupiter.api.Test;
 class FailoverBenchTest {
 
     private static FailoverBench.QueueResult result(String role, double pauseSeconds, boolean censored, double p99Ms) {
-        return result(role, pauseSeconds, censored, pauseSeconds, censored, Double.NaN, p99Ms);
+        return result(role, pauseSeconds, censored, pauseSeconds, censored, Double.NaN, p99Ms, Double.NaN);
+    }
+
+    private static FailoverBench.QueueResult withDisk(double pauseSeconds, double p99Ms, double diskForceMs) {
+        return result("follower", pauseSeconds, false, pauseSeconds, false, Double.NaN, p99Ms, diskForceMs);
     }
 
     private static FailoverBench.QueueResult result(
@@ -18,7 +22,8 @@ class FailoverBenchTest {
             double toRestartSeconds,
             boolean toRestartCensored,
             double fromRestartSeconds,
-            double p99Ms) {
+            double p99Ms,
+            double diskForceMs) {
         return new FailoverBench.QueueResult(
                 "q1",
                 "ganglion-1",
@@ -42,7 +47,8 @@ class FailoverBenchTest {
                 1.0,
                 p99Ms,
                 new double[0],
-                new long[0][]);
+                new long[0][],
+                diskForceMs);
     }
 
     @Test
@@ -59,11 +65,11 @@ class FailoverBenchTest {
     void shouldCountTheKillsPauseAndTheReturnsGapApart() {
         List<FailoverBench.QueueResult> samples = List.of(
                 // the longest silence at the return: the kill's own pause within, the return's over
-                result("follower", 0.090, false, 0.030, false, 0.090, 20.0),
+                result("follower", 0.090, false, 0.030, false, 0.090, 20.0, Double.NaN),
                 // within at both
-                result("follower", 0.035, false, 0.035, false, 0.020, 20.0),
+                result("follower", 0.035, false, 0.035, false, 0.020, 20.0, Double.NaN),
                 // no confirm between the kill and the restart: censored, never within
-                result("follower", 5.0, false, 5.0, true, 0.010, 20.0));
+                result("follower", 5.0, false, 5.0, true, 0.010, 20.0, Double.NaN));
         assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(1);
         assertThat(FailoverBench.withinTwiceP99ToRestart(samples)).isEqualTo(2);
         assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo(2);
@@ -75,5 +81,18 @@ class FailoverBenchTest {
         List<FailoverBench.QueueResult> control = List.of(result("none", 0.01, false, 10.0));
         assertThat(FailoverBench.restartedWithin(control)).isZero();
         assertThat(FailoverBench.killAndReturn(control)).isEqualTo("1|-");
+    }
+
+    @Test
+    void shouldCountThePausesInWhichTheDiskAloneStalledLongerThanTheBound() {
+        List<FailoverBench.QueueResult> samples = List.of(
+                withDisk(0.060, 10.0, 35.0), // a 35 ms force against a 20 ms bound: the disk alone breaks it
+                withDisk(0.060, 10.0, 12.0), // a miss the disk does not explain
+                withDisk(0.015, 10.0, 20.0), // a force as long as the bound, not longer
+                withDisk(0.015, 10.0, 0.0)); // no force overlapped the pause
+        assertThat(FailoverBench.diskOverTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverBench.diskOverTwiceP99(List.of(result("none", 0.01, false, 10.0))))
+                .as("a run without the probe")
+                .isEqualTo(-1);
     }
 }
