@@ -12,8 +12,9 @@ import java.util.concurrent.locks.LockSupport;
 /**
  * The disk's own force latency beside a bench: a thread that writes 512 bytes into a preallocated file and forces it
  * ({@code FileChannel.force(false)}, an {@code fdatasync}) every {@code interval}, and keeps when each force started and
- * how long it took. A broker that confirms only what is durable cannot confirm while the disk it shares does not
- * complete a force, so a probe force that took 30 ms says that any queue on that disk could be silent for 30 ms then,
+ * how long its thread was blocked in the write and the force (from the thread's schedstat: the wall time less the time it
+ * ran or waited for a CPU, so that a busy machine does not pass for a slow disk). A broker that confirms only what is
+ * durable cannot confirm while the disk it shares does not complete a force, so a probe force that took 30 ms says that any queue on that disk could be silent for 30 ms then,
  * whatever the broker does. The probe's forces are small (a few hundred a second beside the brokers' thousands).
  *
  * <p>Times are {@link System#nanoTime()} values. {@link #record} and the queries are synchronized: the probe thread
@@ -67,10 +68,15 @@ final class DiskProbe implements AutoCloseable {
 
     private void run() {
         ByteBuffer bytes = ByteBuffer.allocateDirect(WRITE_BYTES);
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+        ByteBuffer text = ByteBuffer.allocate(128);
+        long[] before = new long[2];
+        long[] after = new long[2];
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE);
+                FileChannel schedstat = openSchedstat()) {
             long position = 0;
             long next = System.nanoTime();
             while (!stopped) {
+                boolean scheduled = readSchedstat(schedstat, text, before);
                 long began = System.nanoTime();
                 bytes.clear();
                 while (bytes.hasRemaining()) {
@@ -78,7 +84,14 @@ final class DiskProbe implements AutoCloseable {
                 }
                 channel.force(false);
                 long ended = System.nanoTime();
-                record(began, ended - began);
+                scheduled &= readSchedstat(schedstat, text, after);
+                // the time neither on a CPU nor waiting for one: blocked in the write and the force. Without it a
+                // busy machine that leaves the probe's thread waiting for a core would pass for a slow disk
+                long blocked = ended - began;
+                if (scheduled) {
+                    blocked = Math.max(0, blocked - (after[0] - before[0]) - (after[1] - before[1]));
+                }
+                record(began, blocked);
                 position = (position + WRITE_BYTES) % FILE_BYTES;
                 next = Math.max(next + intervalNanos, ended);
                 LockSupport.parkNanos(next - System.nanoTime());
@@ -88,6 +101,58 @@ final class DiskProbe implements AutoCloseable {
                 failure = e;
             }
         }
+    }
+
+    /** This thread's {@code /proc/thread-self/schedstat} (Linux), or null where there is none. */
+    private static FileChannel openSchedstat() {
+        try {
+            return FileChannel.open(Path.of("/proc/thread-self/schedstat"), StandardOpenOption.READ);
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Reads the calling thread's time on a CPU and time waiting for one (ns, the first two fields of its schedstat)
+     * into {@code into}; false when they cannot be read.
+     */
+    static boolean readSchedstat(FileChannel schedstat, ByteBuffer text, long[] into) {
+        if (schedstat == null) {
+            return false;
+        }
+        try {
+            text.clear();
+            while (text.hasRemaining() && schedstat.read(text, text.position()) > 0) {
+                // a proc file is read whole from position 0 each time
+            }
+            return parseSchedstat(text.flip(), into);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Parses "run wait slices" into {@code into[0]} and {@code into[1]}; false for anything else. */
+    static boolean parseSchedstat(ByteBuffer text, long[] into) {
+        int field = 0;
+        long value = 0;
+        boolean digits = false;
+        while (text.hasRemaining() && field < 2) {
+            byte b = text.get();
+            if (b >= '0' && b <= '9') {
+                value = value * 10 + (b - '0');
+                digits = true;
+            } else if (digits) {
+                into[field++] = value;
+                value = 0;
+                digits = false;
+            } else {
+                return false;
+            }
+        }
+        if (field < 2 && digits) {
+            into[field++] = value;
+        }
+        return field == 2;
     }
 
     synchronized void record(long startNanos, long durationNanos) {

@@ -42,7 +42,8 @@ class DiskProbeTest {
         }
         // one force every 5 ms for 300 ms, fewer when forces are slow; never more than the interval allows
         assertThat(durations.length).isBetween(2, 61);
-        assertThat(java.util.Arrays.stream(durations).min().orElseThrow()).isPositive();
+        // the time blocked in a write and force: never negative, zero when the thread ran or waited for a CPU all along
+        assertThat(java.util.Arrays.stream(durations).min().orElseThrow()).isNotNegative();
         assertThat(Files.exists(dir.resolve("disk-probe.dat"))).isFalse();
     }
 
@@ -64,5 +65,22 @@ class DiskProbeTest {
                 .contains("max 55.0")
                 .contains("10 ms: 2 (4.0 a minute)")
                 .contains("50 ms: 1 (2.0 a minute)");
+    }
+
+    @Test
+    void shouldReadTheTimeOnACpuAndWaitingForOneFromASchedstatLine() {
+        long[] into = new long[2];
+        assertThat(DiskProbe.parseSchedstat(
+                        java.nio.ByteBuffer.wrap(
+                                "74294365 410500375 264\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
+                        into))
+                .isTrue();
+        assertThat(into).containsExactly(74294365L, 410500375L);
+        assertThat(DiskProbe.parseSchedstat(java.nio.ByteBuffer.wrap("12".getBytes()), into))
+                .isFalse();
+        assertThat(DiskProbe.parseSchedstat(java.nio.ByteBuffer.wrap("x 1 2".getBytes()), into))
+                .isFalse();
+        assertThat(DiskProbe.readSchedstat(null, java.nio.ByteBuffer.allocate(8), into))
+                .isFalse();
     }
 }
