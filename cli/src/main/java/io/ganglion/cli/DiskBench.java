@@ -38,7 +38,7 @@ final class DiskBench implements Runnable {
     @Override
     public void run() {
         if (!(seconds > 0) || !(intervalMs > 0)) {
-            throw new IllegalArgumentException("--seconds and --interval-ms must be positive");
+            throw new Main.UsageError("--seconds and --interval-ms must be positive");
         }
         try {
             Path folder = dir != null ? dir : Files.createTempDirectory("ganglion-disk-bench");

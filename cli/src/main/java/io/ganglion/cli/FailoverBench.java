@@ -301,6 +301,10 @@ final class FailoverBench implements Runnable {
             } finally {
                 if (probe != null) {
                     probe.close();
+                    if (probe.failure() != null) {
+                        console.println(
+                                "disk probe stopped early, its figures cover only the time before: " + probe.failure());
+                    }
                 }
             }
             report(target, results, outDir);
@@ -323,7 +327,8 @@ final class FailoverBench implements Runnable {
                 || warmup < 0
                 || firstWarmup < 0) {
             throw new Main.UsageError(
-                    "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0");
+                    "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0,"
+                            + " --warmup and --first-warmup >= 0, --disk-probe-ms >= 0");
         }
         for (String scenario : scenarios) {
             if (!scenario.equals("owner") && !scenario.equals("controller") && !scenario.equals(NONE)) {

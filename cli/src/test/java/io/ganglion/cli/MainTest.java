@@ -43,6 +43,16 @@ class MainTest {
     }
 
     @Test
+    void shouldExitTwoOnANegativeDiskProbeIntervalAndOnAnEmptyDiskBench() {
+        Result probe = run("bench", "failover", "--disk-probe-ms", "-1");
+        assertThat(probe.status()).isEqualTo(2);
+        assertThat(probe.err()).contains("--disk-probe-ms >= 0");
+        Result disk = run("bench", "disk", "--seconds", "0");
+        assertThat(disk.status()).isEqualTo(2);
+        assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
+    }
+
+    @Test
     void shouldExitTwoOnBadHold() {
         Result result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
         assertThat(result.status()).isEqualTo(2);
