@@ -10,12 +10,13 @@ import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The disk's own force latency beside a bench: a thread that writes 512 bytes into a preallocated file and forces it
- * ({@code FileChannel.force(false)}, an {@code fdatasync}) every {@code interval}, and keeps when each force started and
- * how long its thread was blocked in the write and the force (from the thread's schedstat: the wall time less the time it
- * ran or waited for a CPU, so that a busy machine does not pass for a slow disk). A broker that confirms only what is
- * durable cannot confirm while the disk it shares does not complete a force, so a probe force that took 30 ms says that any queue on that disk could be silent for 30 ms then,
- * whatever the broker does. The probe's forces are small (a few hundred a second beside the brokers' thousands).
+ * The disk's own force latency beside a bench: a thread that writes 512 bytes into a preallocated file and forces
+ * it ({@code FileChannel.force(false)}, an {@code fdatasync}) every {@code interval}, and keeps when each force
+ * started and how long its thread was blocked in the write and the force (from the thread's schedstat: the wall time
+ * less the time it ran or waited for a CPU, so that a busy machine does not pass for a slow disk). A broker that confirms only what is
+ * durable cannot confirm while the disk it shares does not complete a force, so a probe blocked 30 ms in a force says
+ * that any queue on that disk could be silent for 30 ms then, whatever the broker does. The probe's forces are small (a
+ * few hundred a second beside the brokers' thousands).
  *
  * <p>Times are {@link System#nanoTime()} values. {@link #record} and the queries are synchronized: the probe thread
  * appends while a bench reads what one trial saw.
@@ -42,7 +43,7 @@ final class DiskProbe implements AutoCloseable {
         this.thread.setDaemon(true);
     }
 
-    /** Starts probing in a new file {@code disk-probe.dat} under {@code directory}, a force every {@code intervalNanos}. */
+    /** Starts probing in a new file {@code disk-probe.dat} under {@code directory}: a force every interval. */
     static DiskProbe start(Path directory, long intervalNanos) throws IOException {
         if (intervalNanos <= 0) {
             throw new IllegalArgumentException("the probe interval must be positive");
@@ -167,8 +168,8 @@ final class DiskProbe implements AutoCloseable {
     }
 
     /**
-     * The longest force that overlapped {@code [fromNanos, toNanos]} (started before its end and ended after its start),
-     * or 0 when none did.
+     * The longest force that overlapped {@code [fromNanos, toNanos]} (started before its end and ended after its
+     * start), or 0 when none did.
      */
     synchronized long longestOverlapping(long fromNanos, long toNanos) {
         return longestOverlapping(starts, durations, count, longestEver, fromNanos, toNanos);
