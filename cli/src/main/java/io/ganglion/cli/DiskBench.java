@@ -51,6 +51,9 @@ final class DiskBench implements Runnable {
                     throw probe.failure();
                 }
             }
+            if (dir == null) {
+                Files.deleteIfExists(folder); // the probe deleted its file; the folder was ours
+            }
             console.println(describe(folder, durations, seconds));
         } catch (IOException e) {
             throw new IllegalStateException(e.getMessage(), e);
