@@ -42,10 +42,14 @@ final class DiskBench implements Runnable {
         }
         try {
             Path folder = dir != null ? dir : Files.createTempDirectory("ganglion-disk-bench");
+            // a force every interval for the time asked: so many forces, waited for as the probe makes them
+            int forces = (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(seconds * 1000 / intervalMs)));
             long began = System.nanoTime();
             long[] durations;
+            long took;
             try (DiskProbe probe = DiskProbe.start(folder, (long) (intervalMs * 1_000_000))) {
-                Thread.sleep((long) (seconds * 1000));
+                probe.awaitForces(forces);
+                took = System.nanoTime() - began;
                 durations = probe.durationsIn(began, System.nanoTime());
                 if (probe.failure() != null) {
                     throw probe.failure();
@@ -54,7 +58,7 @@ final class DiskBench implements Runnable {
             if (dir == null) {
                 Files.deleteIfExists(folder); // the probe deleted its file; the folder was ours
             }
-            console.println(describe(folder, durations, seconds));
+            console.println(describe(folder, durations, took / 1e9));
         } catch (IOException e) {
             throw new IllegalStateException(e.getMessage(), e);
         } catch (InterruptedException e) {

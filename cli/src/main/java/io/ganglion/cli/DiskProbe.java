@@ -100,6 +100,7 @@ final class DiskProbe implements AutoCloseable {
         } catch (IOException e) {
             synchronized (this) {
                 failure = e;
+                notifyAll();
             }
         }
     }
@@ -108,8 +109,8 @@ final class DiskProbe implements AutoCloseable {
     private static FileChannel openSchedstat() {
         try {
             return FileChannel.open(Path.of("/proc/thread-self/schedstat"), StandardOpenOption.READ);
-        } catch (IOException | UnsupportedOperationException e) {
-            return null;
+        } catch (IOException e) {
+            return null; // not Linux: forces are timed by the wall clock alone
         }
     }
 
@@ -165,6 +166,7 @@ final class DiskProbe implements AutoCloseable {
         durations[count] = durationNanos;
         count++;
         longestEver = Math.max(longestEver, durationNanos);
+        notifyAll();
     }
 
     /**
@@ -192,19 +194,14 @@ final class DiskProbe implements AutoCloseable {
         return longest;
     }
 
-    /** How many forces started in {@code [fromNanos, toNanos)}, and how many of them took at least {@code minNanos}. */
-    synchronized long[] countIn(long fromNanos, long toNanos, long minNanos) {
-        long all = 0;
-        long slow = 0;
-        for (int i = 0; i < count; i++) {
-            if (starts[i] >= fromNanos && starts[i] < toNanos) {
-                all++;
-                if (durations[i] >= minNanos) {
-                    slow++;
-                }
-            }
+    /**
+     * Waits until the probe has made {@code forces} forces in all, or stopped on an IO error ({@link #failure}); the
+     * way a bench that wants so many forces waits for them instead of sleeping for a guess of their time.
+     */
+    synchronized void awaitForces(int forces) throws InterruptedException {
+        while (count < forces && failure == null) {
+            wait();
         }
-        return new long[] {all, slow};
     }
 
     /** The force durations that started in {@code [fromNanos, toNanos)}, in the order taken. */

@@ -529,6 +529,8 @@ final class FailoverBench implements Runnable {
         }
         deleteQueues(target, names);
 
+        // the figures before the kill start after the trial's warm-up
+        long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         List<QueueResult> queueResults = new ArrayList<>();
         for (int q = 0; q < loads.size(); q++) {
             queueResults.add(measure(
@@ -536,14 +538,12 @@ final class FailoverBench implements Runnable {
                     placements.get(names.get(q)),
                     kills ? victim : null,
                     clientNodes.get(q),
-                    publishFrom,
+                    measuredFrom,
                     killNanos,
                     restartAtNanos,
                     publishUntil,
-                    trialWarmup,
                     probe == null ? null : (from, to) -> probe.longestOverlapping(origin + from, origin + to)));
         }
-        long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         Trial result = new Trial(
                 scenario,
                 hold,
@@ -637,11 +637,10 @@ final class FailoverBench implements Runnable {
             FailoverTarget.Placement placement,
             String victim,
             String client,
-            long publishFrom,
+            long measuredFrom,
             long kill,
             long restartAt,
             long publishUntil,
-            double trialWarmup,
             java.util.function.LongBinaryOperator diskForce) {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
@@ -654,7 +653,6 @@ final class FailoverBench implements Runnable {
                 ? FailoverStats.longestGap(confirms, restartAt, publishUntil)
                 : new FailoverStats.Pause(FailoverStats.NONE, FailoverStats.NONE, false);
         long first = FailoverStats.firstConfirmAfter(load.sendTimes, confirms, count, kill);
-        long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
         long[] beforeKill = FailoverStats.latencies(load.sendTimes, confirms, count, measuredFrom, kill);
         FailoverStats.Pause gapBefore = FailoverStats.longestGap(confirms, measuredFrom, kill);
         long[] afterRecovery = pause.censored()
