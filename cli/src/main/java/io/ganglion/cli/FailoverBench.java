@@ -1102,17 +1102,7 @@ final class FailoverBench implements Runnable {
                 m.put("disk_force_in_pause_ms", number(q.diskForceInPauseMs()));
                 List<Map<String, Object>> silences = new ArrayList<>();
                 for (long[] span : q.silences()) {
-                    silences.add(Map.of(
-                            "from_s",
-                            seconds(span[0]),
-                            "ms",
-                            millis(span[1] - span[0]),
-                            "longest_send_gap_ms",
-                            number(span[2] == FailoverStats.NONE ? Double.NaN : millis(span[2])),
-                            "latency_at_end_ms",
-                            number(span[3] == FailoverStats.NONE ? Double.NaN : millis(span[3])),
-                            "disk_force_ms",
-                            number(span[4] == FailoverStats.NONE ? Double.NaN : millis(span[4]))));
+                    silences.add(silence(span));
                 }
                 m.put("silences", silences);
                 qs.add(m);
@@ -1122,6 +1112,20 @@ final class FailoverBench implements Runnable {
         }
         doc.put("trials", trialList);
         return doc;
+    }
+
+    /**
+     * One silence of {@code failover.json}: a figure not measured (no send in it, no probe) is null, which is why this
+     * is a map that takes nulls and not {@code Map.of}.
+     */
+    static Map<String, Object> silence(long[] span) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("from_s", seconds(span[0]));
+        m.put("ms", millis(span[1] - span[0]));
+        m.put("longest_send_gap_ms", span[2] == FailoverStats.NONE ? null : millis(span[2]));
+        m.put("latency_at_end_ms", span[3] == FailoverStats.NONE ? null : millis(span[3]));
+        m.put("disk_force_ms", span[4] == FailoverStats.NONE ? null : millis(span[4]));
+        return m;
     }
 
     private static Object number(double value) {

@@ -3,6 +3,7 @@ package io.ganglion.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class FailoverBenchTest {
@@ -94,5 +95,26 @@ class FailoverBenchTest {
         assertThat(FailoverBench.diskOverTwiceP99(List.of(result("none", 0.01, false, 10.0))))
                 .as("a run without the probe")
                 .isEqualTo(-1);
+    }
+
+    @Test
+    void shouldWriteASilenceWithoutAProbeOrASendAsNullsInsteadOfFailing() {
+        long ms = 1_000_000L;
+        Map<String, Object> measured =
+                FailoverBench.silence(new long[] {-2_000 * ms, -1_960 * ms, 7 * ms, 41 * ms, 3 * ms});
+        assertThat(measured)
+                .containsEntry("from_s", -2.0)
+                .containsEntry("ms", 40.0)
+                .containsEntry("longest_send_gap_ms", 7.0)
+                .containsEntry("latency_at_end_ms", 41.0)
+                .containsEntry("disk_force_ms", 3.0);
+
+        // --disk-probe-ms 0 (no force measured) and a silence with no send in it: the run's JSON is still written
+        Map<String, Object> unmeasured = FailoverBench.silence(
+                new long[] {-2_000 * ms, -1_960 * ms, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE});
+        assertThat(unmeasured)
+                .containsEntry("longest_send_gap_ms", null)
+                .containsEntry("latency_at_end_ms", null)
+                .containsEntry("disk_force_ms", null);
     }
 }
