@@ -18,16 +18,36 @@ import java.util.Map;
  * deletion) from (publisher, sequence) to offset, and a ring of the same entries in append order for forgetting the
  * oldest. Both start small and double up to the capacity. Entries are added in offset order; a truncation removes the
  * newest. Not thread-safe (the replica's shard).
+ *
+ * <p>Growing never stops the shard for long: the ring is copied at once (sequential, a millisecond for the largest),
+ * but the entries move to the doubled table a few slots per {@link #put} ({@value #MIGRATE_SLOTS_PER_PUT}), while
+ * lookups read the new table and then the old one. Rebuilding the table in one go took tens of milliseconds at the
+ * last doublings (65,536 entries into a table of 262,144 slots, a cache miss each), on every replica of every queue
+ * that started together: all at once, a silence of 100-190 ms in every queue of the cluster (docs/benchmarks.md,
+ * session 15). The move is done before the ring fills again, so forgetting the oldest (a deletion) never meets it;
+ * a truncation or a clear, both rare, finish it first.
  */
 final class PublishIndex {
     private static final int INITIAL_ENTRIES = 64;
     private static final long EMPTY = -1;
+
+    /**
+     * Slots of the old table moved per put while the table grows. The old table has twice as many slots as the ring
+     * had entries, and the ring has that many free places after a growth, so two a put would just do; eight finish a
+     * quarter of the way.
+     */
+    static final int MIGRATE_SLOTS_PER_PUT = 8;
 
     private final int capacity;
     // the table: twice the ring's length, so it is at most half full
     private long[] tablePublisher;
     private long[] tableSequence;
     private long[] tableOffset; // EMPTY marks a free slot
+    // the table before the last growth, while its entries move to the new one; null when none is moving
+    private long[] oldPublisher;
+    private long[] oldSequence;
+    private long[] oldOffset;
+    private int migrated; // old slots below this have moved
     // the ring, oldest first from head
     private long[] ringPublisher;
     private long[] ringSequence;
@@ -54,10 +74,14 @@ final class PublishIndex {
 
     /** Remembers that {@code id} was appended at {@code offset}, above every offset remembered so far. */
     void put(PublishId id, long offset) {
+        if (oldOffset != null) {
+            migrate(MIGRATE_SLOTS_PER_PUT);
+        }
         if (size == ringOffset.length) {
             if (ringOffset.length < capacity) {
                 grow();
             } else {
+                finishMigration(); // done long before the ring filled again: a no-op
                 forget(ringPublisher[head], ringSequence[head], ringOffset[head]);
                 head = (head + 1) % ringOffset.length;
                 size--;
@@ -77,11 +101,15 @@ final class PublishIndex {
     /** The offset {@code id} was appended at, or null when it is not remembered. */
     Long get(PublishId id) {
         long offset = tableOffset[find(id.publisher(), id.sequence())];
+        if (offset == EMPTY && oldOffset != null) {
+            offset = oldOffset[find(oldPublisher, oldSequence, oldOffset, id.publisher(), id.sequence())];
+        }
         return offset == EMPTY ? null : offset;
     }
 
     /** Forgets the messages at {@code from} and above (the log was truncated there). */
     void removeFrom(long from) {
+        finishMigration();
         while (size > 0) {
             int tail = (head + size - 1) % ringOffset.length;
             if (ringOffset[tail] < from) {
@@ -93,6 +121,7 @@ final class PublishIndex {
     }
 
     void clear() {
+        dropOldTable();
         Arrays.fill(tableOffset, EMPTY);
         head = 0;
         size = 0;
@@ -102,11 +131,20 @@ final class PublishIndex {
         return size;
     }
 
+    /** Whether entries are still moving from the table before the last growth. For tests. */
+    boolean migrating() {
+        return oldOffset != null;
+    }
+
     /** The slot holding (publisher, sequence), or the free slot where it would go. */
     private int find(long publisher, long sequence) {
-        int mask = tableOffset.length - 1;
+        return find(tablePublisher, tableSequence, tableOffset, publisher, sequence);
+    }
+
+    private static int find(long[] publishers, long[] sequences, long[] offsets, long publisher, long sequence) {
+        int mask = offsets.length - 1;
         int slot = home(publisher, sequence, mask);
-        while (tableOffset[slot] != EMPTY && (tablePublisher[slot] != publisher || tableSequence[slot] != sequence)) {
+        while (offsets[slot] != EMPTY && (publishers[slot] != publisher || sequences[slot] != sequence)) {
             slot = (slot + 1) & mask;
         }
         return slot;
@@ -152,26 +190,80 @@ final class PublishIndex {
         ringPublisher = new long[entries];
         ringSequence = new long[entries];
         ringOffset = new long[entries];
+        allocateTable(entries);
+        head = 0;
+        size = 0;
+    }
+
+    private void allocateTable(int entries) {
         int slots = Integer.highestOneBit(Math.max(2, entries * 2 - 1)) << 1;
         tablePublisher = new long[slots];
         tableSequence = new long[slots];
         tableOffset = new long[slots];
         Arrays.fill(tableOffset, EMPTY);
-        head = 0;
-        size = 0;
     }
 
-    /** Doubles the ring (up to the capacity) and rebuilds the table from it. */
+    /**
+     * Doubles the ring (up to the capacity), copying it in order, and starts a doubled table; the old table's entries
+     * move to it a few per put ({@link #migrate}).
+     */
     private void grow() {
-        long[] publishers = ringPublisher;
-        long[] sequences = ringSequence;
-        long[] offsets = ringOffset;
-        int oldHead = head;
-        int oldSize = size;
-        allocate(Math.min(capacity, offsets.length * 2));
-        for (int i = 0; i < oldSize; i++) {
-            int at = (oldHead + i) % offsets.length;
-            put(new PublishId(publishers[at], sequences[at]), offsets[at]);
+        finishMigration();
+        int entries = Math.min(capacity, ringOffset.length * 2);
+        long[] publishers = new long[entries];
+        long[] sequences = new long[entries];
+        long[] offsets = new long[entries];
+        int first = Math.min(size, ringOffset.length - head);
+        System.arraycopy(ringPublisher, head, publishers, 0, first);
+        System.arraycopy(ringSequence, head, sequences, 0, first);
+        System.arraycopy(ringOffset, head, offsets, 0, first);
+        System.arraycopy(ringPublisher, 0, publishers, first, size - first);
+        System.arraycopy(ringSequence, 0, sequences, first, size - first);
+        System.arraycopy(ringOffset, 0, offsets, first, size - first);
+        ringPublisher = publishers;
+        ringSequence = sequences;
+        ringOffset = offsets;
+        head = 0;
+        oldPublisher = tablePublisher;
+        oldSequence = tableSequence;
+        oldOffset = tableOffset;
+        migrated = 0;
+        allocateTable(entries);
+    }
+
+    /**
+     * Moves up to {@code slots} slots of the old table into the new one. An id the new table already holds was put
+     * again after the growth, at a later offset, which wins.
+     */
+    private void migrate(int slots) {
+        int end = Math.min(oldOffset.length, migrated + slots);
+        for (int slot = migrated; slot < end; slot++) {
+            if (oldOffset[slot] == EMPTY) {
+                continue;
+            }
+            int to = find(oldPublisher[slot], oldSequence[slot]);
+            if (tableOffset[to] == EMPTY) {
+                tablePublisher[to] = oldPublisher[slot];
+                tableSequence[to] = oldSequence[slot];
+                tableOffset[to] = oldOffset[slot];
+            }
         }
+        migrated = end;
+        if (migrated == oldOffset.length) {
+            dropOldTable();
+        }
+    }
+
+    private void finishMigration() {
+        if (oldOffset != null) {
+            migrate(oldOffset.length);
+        }
+    }
+
+    private void dropOldTable() {
+        oldPublisher = null;
+        oldSequence = null;
+        oldOffset = null;
+        migrated = 0;
     }
 }

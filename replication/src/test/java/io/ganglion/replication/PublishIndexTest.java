@@ -91,4 +91,66 @@ class PublishIndexTest {
         assertThat(index.get(id(3))).isEqualTo(2);
         assertThat(index.get(id(1))).isEqualTo(3);
     }
+
+    /** A growth moves the table a few slots per put: no put rebuilds it whole, and every id is found all along. */
+    @Test
+    void growsTheTableAFewSlotsPerPutAndFindsEveryIdMeanwhile() {
+        int capacity = 1 << 12;
+        PublishIndex index = new PublishIndex(capacity);
+        long offset = 0;
+        int growths = 0;
+        while (offset < capacity) {
+            index.put(id(offset), offset);
+            offset++;
+            if (!index.migrating()) {
+                continue;
+            }
+            growths++;
+            long ringBefore = offset - 1; // the ring was full at the growth: it held every id put before this one
+            long tableSlots = Integer.highestOneBit((int) Math.max(2, ringBefore * 2 - 1)) << 1;
+            long putsToMove =
+                    (tableSlots + PublishIndex.MIGRATE_SLOTS_PER_PUT - 1) / PublishIndex.MIGRATE_SLOTS_PER_PUT;
+            long puts = 0; // after the one that grew the table, which moved nothing yet
+            while (index.migrating()) {
+                for (long sequence = 0; sequence < offset; sequence += Math.max(1, offset / 64)) {
+                    assertThat(index.get(id(sequence)))
+                            .as("id %d while moving", sequence)
+                            .isEqualTo(sequence);
+                }
+                assertThat(index.get(id(offset + 1))).isNull();
+                index.put(id(offset), offset);
+                offset++;
+                puts++;
+            }
+            assertThat(puts)
+                    .as("puts that moved a table of %d slots", tableSlots)
+                    .isEqualTo(putsToMove);
+            assertThat(puts).as("done before the ring fills again").isLessThanOrEqualTo(ringBefore);
+        }
+        assertThat(growths).as("64 -> 128 -> ... -> 4096").isEqualTo(6);
+        for (long sequence = 0; sequence < offset; sequence++) {
+            assertThat(index.get(id(sequence))).isEqualTo(sequence);
+        }
+    }
+
+    @Test
+    void anIdPutAgainWhileTheTableMovesKeepsItsNewOffset() {
+        PublishIndex index = new PublishIndex(1 << 10);
+        for (long offset = 0; offset < 64; offset++) {
+            index.put(id(offset), offset);
+        }
+        index.put(id(1000), 64); // the ring was full: this put grows the table
+        assertThat(index.migrating()).isTrue();
+        index.put(id(63), 65); // the old table holds 63 at 63, not moved yet (or moved: either way 65 wins)
+        while (index.migrating()) {
+            index.put(id(2000 + index.size()), 64L + index.size());
+        }
+        assertThat(index.get(id(63))).isEqualTo(65);
+        assertThat(index.get(id(1000))).isEqualTo(64);
+        assertThat(index.get(id(0))).isEqualTo(0);
+        index.removeFrom(65);
+        assertThat(index.get(id(63)))
+                .as("the truncated re-append is gone; the first append was before it")
+                .isNull();
+    }
 }
