@@ -26,6 +26,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -415,6 +416,7 @@ public final class ReplicaHost {
             return;
         }
         handle(new ReplicaEvent.Tick());
+        flushLingering();
         try {
             shard.schedule(this::tick, context.tickMs());
         } catch (RejectedExecutionException e) {
@@ -744,13 +746,12 @@ public final class ReplicaHost {
     private void send(NodeId to, PeerMessage message) {
         OutgoingRecords held = outgoing.get(to);
         if (message instanceof Replicate replicate) {
-            if (held != null && held.join(replicate)) {
-                return;
+            if (held == null || !held.join(replicate)) {
+                if (held != null) {
+                    transmit(to, held.message());
+                }
+                outgoing.put(to, new OutgoingRecords(replicate));
             }
-            if (held != null) {
-                transmit(to, held.message());
-            }
-            outgoing.put(to, new OutgoingRecords(replicate));
             if (!flushRegistered) {
                 flushRegistered = true;
                 shard.whenIdle(this::flushOutgoing);
@@ -764,12 +765,37 @@ public final class ReplicaHost {
         transmit(to, message);
     }
 
+    /**
+     * At the shard's idle point: sends what is held, except a batch of acknowledgements alone ({@link
+     * OutgoingRecords#lingers}), which waits for the next publish to that peer to join it, or for the replica's tick
+     * ({@link #flushLingering}). A consumer acknowledges about as often as publishers publish, and its Settle records
+     * going out on their own doubled the Replicates, the followers' journal appends and their progress replies; no
+     * client waits for a Settle to be replicated, and the next message's records carry it at no cost to that message
+     * (it was appended first, so its commit waited for it anyway).
+     */
     private void flushOutgoing() {
         flushRegistered = false;
-        for (Map.Entry<NodeId, OutgoingRecords> entry : outgoing.entrySet()) {
+        Iterator<Map.Entry<NodeId, OutgoingRecords>> entries =
+                outgoing.entrySet().iterator();
+        while (entries.hasNext()) {
+            Map.Entry<NodeId, OutgoingRecords> entry = entries.next();
+            if (!entry.getValue().lingers()) {
+                entries.remove();
+                transmit(entry.getKey(), entry.getValue().message());
+            }
+        }
+    }
+
+    /** At the tick: sends everything held, lingering acknowledgements too (held one tick at most). */
+    private void flushLingering() {
+        if (outgoing.isEmpty()) {
+            return;
+        }
+        List<Map.Entry<NodeId, OutgoingRecords>> held = List.copyOf(outgoing.entrySet());
+        outgoing.clear();
+        for (Map.Entry<NodeId, OutgoingRecords> entry : held) {
             transmit(entry.getKey(), entry.getValue().message());
         }
-        outgoing.clear();
     }
 
     /** A Replicate held back for one peer, growing as the replica streams on. */
@@ -780,6 +806,8 @@ public final class ReplicaHost {
         private long sentMs;
         private long discardBelow;
         private long bytes;
+        /** Every Replicate joined so far carried records, all of them Settles. */
+        private boolean settlesOnly;
 
         OutgoingRecords(Replicate first) {
             this.epoch = first.epoch();
@@ -790,6 +818,24 @@ public final class ReplicaHost {
             for (Record record : records) {
                 bytes += record.size();
             }
+            this.settlesOnly = settlesOnly(first);
+        }
+
+        private static boolean settlesOnly(Replicate replicate) {
+            if (replicate.records().isEmpty() || replicate.truncateFrom() >= 0) {
+                return false; // a heartbeat, or a truncation: these go at once
+            }
+            for (Record record : replicate.records()) {
+                if (!(record instanceof Record.Settle)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Whether this batch may wait past the shard's idle point: acknowledgements alone. */
+        boolean lingers() {
+            return settlesOnly;
         }
 
         boolean join(Replicate next) {
@@ -810,6 +856,7 @@ public final class ReplicaHost {
                 return false;
             }
             records.addAll(next.records());
+            settlesOnly = settlesOnly && settlesOnly(next);
             bytes += nextBytes;
             sentMs = Math.max(sentMs, next.sentMs());
             discardBelow = Math.max(discardBelow, next.discardBelow());

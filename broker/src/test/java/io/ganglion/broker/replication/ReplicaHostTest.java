@@ -11,6 +11,7 @@ import io.ganglion.broker.replication.ReplicationCluster.Node;
 import io.ganglion.coordination.Assignment;
 import io.ganglion.coordination.Epoch;
 import io.ganglion.replication.PublishId;
+import io.ganglion.replication.Record;
 import io.ganglion.storage.StorageConfig;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -87,6 +88,41 @@ class ReplicaHostTest {
                 "copies on both");
         assertThat(node(N1).publishedIds()).isEqualTo(ids);
         assertThat(cluster.frames.get()).isPositive();
+    }
+
+    /**
+     * A consumer acknowledges about as often as publishers publish. Its Settles wait for the next publish to the same
+     * follower and go out in its Replicate, instead of one Replicate each: half the frames, the followers' appends
+     * and their replies. A Settle with no publish after it goes at the replica's next tick.
+     */
+    @Test
+    void shouldSendAnAcknowledgementWithTheNextPublishOrAtTheTick() throws Exception {
+        activateEpochOne();
+        List<PublishId> ids = cluster.publish(N1, 1, 0, 20);
+        await(() -> node(N1).listener.allConfirmed(ids), "20 confirms");
+        await(() -> node(N2).status().end() == 20, "N2 holds them");
+
+        long before = cluster.replicatesToN2.get();
+        for (int i = 0; i < 20; i++) {
+            cluster.settle(N1, i + 1); // each in its own task: an idle point between the settle and the publish
+            quietFor(1);
+            cluster.publish(N1, 2, i, 1);
+            quietFor(1);
+        }
+        await(() -> node(N2).status().end() == 60, "N2 holds the 20 settles and the 20 publishes");
+        long replicates = cluster.replicatesToN2.get() - before;
+        // one Replicate per publish, its settle with it; a tick (every 10 ms here) now and then takes a settle alone
+        assertThat(replicates)
+                .as("Replicates to N2 for 20 settles and 20 publishes")
+                .isLessThan(30);
+        List<Record> records = node(N2).records();
+        assertThat(records.subList(21, 61))
+                .allSatisfy(record -> assertThat(record).isInstanceOfAny(Record.Settle.class, Record.Message.class));
+
+        // the last acknowledgement, nothing after it: it reaches the followers at the tick
+        cluster.settle(N1, 21);
+        await(() -> node(N2).status().end() == 61 && node(N3).status().end() == 61, "a lone settle replicated");
+        await(() -> node(N1).status().commit() == 61, "and committed");
     }
 
     @Test

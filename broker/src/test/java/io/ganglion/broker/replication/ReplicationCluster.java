@@ -82,6 +82,9 @@ final class ReplicationCluster implements AutoCloseable {
     private final LinkedBlockingQueue<CoordinationCommand> controllerInbox = new LinkedBlockingQueue<>();
     private final SplittableRandom random = new SplittableRandom(7);
     final AtomicLong frames = new AtomicLong();
+    /** Replicate frames that carried records, from N1 to N2. */
+    final AtomicLong replicatesToN2 = new AtomicLong();
+
     private int shards;
 
     /** Test thread only: the controller's view of the object's accepted history. */
@@ -222,6 +225,13 @@ final class ReplicationCluster implements AutoCloseable {
         }
         PeerMessage decoded = throughCodec(message);
         frames.incrementAndGet();
+        if (from.equals(N1)
+                && to.equals(N2)
+                && decoded instanceof PeerMessage.Replication replication
+                && replication.message() instanceof io.ganglion.replication.PeerMessage.Replicate replicate
+                && !replicate.records().isEmpty()) {
+            replicatesToN2.incrementAndGet();
+        }
         if (to.equals(CONTROLLER)) {
             switch (decoded) {
                 case PeerMessage.SealReply reply ->
@@ -351,6 +361,11 @@ final class ReplicationCluster implements AutoCloseable {
             nodes.get(owner).host().deliver(new ReplicaEvent.PublishAdmitted(id, epoch, body));
         }
         return ids;
+    }
+
+    /** The consumer of {@code owner}'s queue acknowledged the message at {@code offset}. */
+    void settle(NodeId owner, long offset) {
+        nodes.get(owner).host().deliver(new ReplicaEvent.SettleAdmitted(offset));
     }
 
     /** Polls {@code condition} until it holds, or fails with {@code what} after the timeout. */
