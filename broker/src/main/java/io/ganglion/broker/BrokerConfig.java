@@ -28,7 +28,7 @@ import java.util.Map;
  *                                      vote in the metadata quorum; this broker's own ports come from its entry.
  *   storage.segment_bytes = 67108864  a replica's log rolls to a new segment file at this size; retention discards
  *                                      whole segments, so smaller ones free space sooner (4096 to 1 GiB)
- *   storage.group_commit_us = 1000    under load the journal starts its forces at least this far apart, one force
+ *   storage.group_commit_us = 2000    under load the journal starts its forces at least this far apart, one force
  *                                      for what arrived meanwhile; an idle journal forces at once (0 to 1000000;
  *                                      0: a force as soon as the previous one ended)
  *   metadata.warmup = true            a voter runs a throwaway metadata group at start (1.5-3.5 s) so taking

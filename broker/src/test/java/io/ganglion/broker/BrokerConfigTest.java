@@ -126,7 +126,7 @@ class BrokerConfigTest {
 
     @Test
     void shouldTakeTheGroupCommitIntervalAndRefuseBadOnes() throws Exception {
-        assertThat(BrokerConfig.defaults().groupCommitMicros()).isEqualTo(1000);
+        assertThat(BrokerConfig.defaults().groupCommitMicros()).isEqualTo(2000);
         assertThat(BrokerConfig.load(null, Map.of("storage.group_commit_us", "0"))
                         .groupCommitMicros())
                 .isZero();

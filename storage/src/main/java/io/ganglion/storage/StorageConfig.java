@@ -43,8 +43,8 @@ public record StorageConfig(
         long maxWriteBehindBytes,
         long groupCommitNanos) {
 
-    /** The journal's group commit interval of a broker: 1 ms. */
-    public static final long DEFAULT_GROUP_COMMIT_NANOS = 1_000_000L;
+    /** The journal's group commit interval of a broker: 2 ms (see docs/storage.md, "Group commit interval"). */
+    public static final long DEFAULT_GROUP_COMMIT_NANOS = 2_000_000L;
 
     public static final int DEFAULT_SEGMENT_WRITE_BYTES = 64 << 10;
     public static final long DEFAULT_WRITE_BEHIND_BYTES = 16L << 20;
