@@ -19,13 +19,13 @@ import java.util.Map;
  * oldest. Both start small and double up to the capacity. Entries are added in offset order; a truncation removes the
  * newest. Not thread-safe (the replica's shard).
  *
- * <p>Growing never stops the shard for long: the ring is copied at once (sequential, a millisecond for the largest),
+ * <p>Growing never stops the shard for long: the ring is copied at once (sequential, under a millisecond at most),
  * but the entries move to the doubled table a few slots per {@link #put} ({@value #MIGRATE_SLOTS_PER_PUT}), while
  * lookups read the new table and then the old one. Rebuilding the table in one go took tens of milliseconds at the
  * last doublings (65,536 entries into a table of 262,144 slots, a cache miss each), on every replica of every queue
  * that started together: all at once, a silence of 100-190 ms in every queue of the cluster (docs/benchmarks.md,
- * session 15). The move is done before the ring fills again, so forgetting the oldest (a deletion) never meets it;
- * a truncation or a clear, both rare, finish it first.
+ * session 15). The move is done before the ring fills again (unless the capacity is just above the ring's size), so
+ * forgetting the oldest (a deletion) finds it done; a truncation or a clear, both rare, finish it first.
  */
 final class PublishIndex {
     private static final int INITIAL_ENTRIES = 64;
@@ -81,7 +81,7 @@ final class PublishIndex {
             if (ringOffset.length < capacity) {
                 grow();
             } else {
-                finishMigration(); // done long before the ring filled again: a no-op
+                finishMigration(); // long done, unless the capacity is just above the ring's last size
                 forget(ringPublisher[head], ringSequence[head], ringOffset[head]);
                 head = (head + 1) % ringOffset.length;
                 size--;
