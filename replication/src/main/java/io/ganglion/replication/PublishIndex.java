@@ -210,25 +210,24 @@ final class PublishIndex {
     private void grow() {
         finishMigration();
         int entries = Math.min(capacity, ringOffset.length * 2);
-        long[] publishers = new long[entries];
-        long[] sequences = new long[entries];
-        long[] offsets = new long[entries];
-        int first = Math.min(size, ringOffset.length - head);
-        System.arraycopy(ringPublisher, head, publishers, 0, first);
-        System.arraycopy(ringSequence, head, sequences, 0, first);
-        System.arraycopy(ringOffset, head, offsets, 0, first);
-        System.arraycopy(ringPublisher, 0, publishers, first, size - first);
-        System.arraycopy(ringSequence, 0, sequences, first, size - first);
-        System.arraycopy(ringOffset, 0, offsets, first, size - first);
-        ringPublisher = publishers;
-        ringSequence = sequences;
-        ringOffset = offsets;
+        ringPublisher = grown(ringPublisher, entries);
+        ringSequence = grown(ringSequence, entries);
+        ringOffset = grown(ringOffset, entries);
         head = 0;
         oldPublisher = tablePublisher;
         oldSequence = tableSequence;
         oldOffset = tableOffset;
         migrated = 0;
         allocateTable(entries);
+    }
+
+    /** A ring of {@code entries} holding {@code ring}'s entries oldest first from 0 (reads {@code head} and size). */
+    private long[] grown(long[] ring, int entries) {
+        long[] grown = new long[entries];
+        int first = Math.min(size, ring.length - head);
+        System.arraycopy(ring, head, grown, 0, first);
+        System.arraycopy(ring, 0, grown, first, size - first);
+        return grown;
     }
 
     /**

@@ -788,14 +788,10 @@ public final class ReplicaHost {
 
     /** At the tick: sends everything held, lingering acknowledgements too (held one tick at most). */
     private void flushLingering() {
-        if (outgoing.isEmpty()) {
-            return;
-        }
-        List<Map.Entry<NodeId, OutgoingRecords>> held = List.copyOf(outgoing.entrySet());
-        outgoing.clear();
-        for (Map.Entry<NodeId, OutgoingRecords> entry : held) {
+        for (Map.Entry<NodeId, OutgoingRecords> entry : outgoing.entrySet()) {
             transmit(entry.getKey(), entry.getValue().message());
         }
+        outgoing.clear();
     }
 
     /** A Replicate held back for one peer, growing as the replica streams on. */
