@@ -86,19 +86,36 @@ final class BrokerChild implements AutoCloseable {
     /** Ports {@link #freePort} handed out in this JVM. */
     private static final java.util.Set<Integer> HANDED_OUT = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
+    /** The ports {@link #freePort} hands out: below the kernel's ephemeral range (32768-60999 on Linux by default). */
+    static final int FIRST_PORT = 20_000;
+
+    static final int LAST_PORT = 32_000;
+
     /**
-     * A port free now, and never handed out before by this JVM: the kernel may give a port it just gave again once
-     * the probing socket closed, and two of a cluster's ports then collided (a broker's AMQP port and another's metadata
-     * port: "Address already in use" at start).
+     * A port free now, and never handed out before by this JVM. It is taken below the ephemeral range, because the
+     * broker binds it only later: a port the kernel handed out for port 0 can be taken meanwhile by any outgoing
+     * connection or any other port-0 listener of the machine (a broker's metadata warm-up group listens on such ports),
+     * and a cluster test then failed at start ("Failed to start NettyRpcService", session 15). Nor is a port the kernel
+     * just gave handed out again once the probing socket closed (two of a cluster's ports collided so). The search
+     * starts at a place of its own per process, so that test JVMs running at once seldom probe the same ports.
      */
     static int freePort() throws IOException {
-        while (true) {
-            try (ServerSocket socket = new ServerSocket(0)) {
+        int span = LAST_PORT - FIRST_PORT;
+        int start = (int) Math.floorMod(ProcessHandle.current().pid() * 7919L, span);
+        for (int i = 0; i < span; i++) {
+            int port = FIRST_PORT + (start + i) % span;
+            if (HANDED_OUT.contains(port)) {
+                continue;
+            }
+            try (ServerSocket socket = new ServerSocket(port)) {
                 if (HANDED_OUT.add(socket.getLocalPort())) {
-                    return socket.getLocalPort();
+                    return port;
                 }
+            } catch (java.net.BindException e) {
+                // in use: the next one
             }
         }
+        throw new IOException("no free port between " + FIRST_PORT + " and " + LAST_PORT);
     }
 
     /**

@@ -41,4 +41,24 @@ class BrokerChildTest {
             broker.kill();
         }
     }
+
+    /**
+     * Ports are handed out below the ephemeral range, each once, and free: nothing bound to port 0 (an outgoing
+     * connection, a warm-up group) can take one before its broker binds it.
+     */
+    @Test
+    void shouldHandOutFreePortsBelowTheEphemeralRangeEachOnce() throws Exception {
+        java.util.Set<Integer> ports = new java.util.HashSet<>();
+        for (int i = 0; i < 20; i++) {
+            int port = BrokerChild.freePort();
+            assertThat(port)
+                    .isBetween(BrokerChild.FIRST_PORT, BrokerChild.LAST_PORT - 1)
+                    .isLessThan(32_768);
+            assertThat(ports.add(port)).as("port %d handed out twice", port).isTrue();
+        }
+        int taken = BrokerChild.freePort();
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(taken)) {
+            assertThat(BrokerChild.freePort()).isNotEqualTo(taken);
+        }
+    }
 }
