@@ -72,6 +72,10 @@ import org.slf4j.LoggerFactory;
 final class LocalBackend implements BrokerBackend {
     private static final Logger LOG = LoggerFactory.getLogger(LocalBackend.class);
     private static final SecureRandom RANDOM = new SecureRandom();
+    /** How long a consume or get waits for a replicated queue's owner to serve it, and how often it asks again. */
+    static final long MOVING_WAIT_MS = 5_000;
+
+    static final long MOVING_RETRY_MS = 50;
     private static final Set<String> QUEUE_ARGUMENTS_COMPARED = Set.of(
             "x-queue-type",
             "x-message-ttl",
@@ -856,8 +860,20 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             DeliverySink sink,
             String connectionId) {
-        return freshOnMiss(() -> consumeNow(
-                vhost, queue, channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId));
+        return whileMoving(
+                vhost,
+                queue,
+                () -> freshOnMiss(() -> consumeNow(
+                        vhost,
+                        queue,
+                        channelId,
+                        consumerTag,
+                        noAck,
+                        exclusive,
+                        prefetch,
+                        arguments,
+                        sink,
+                        connectionId)));
     }
 
     private CompletionStage<QueueHandle> consumeNow(
@@ -898,7 +914,7 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
-        return freshOnMiss(() -> getNow(vhost, queue, noAck, connectionId));
+        return whileMoving(vhost, queue, () -> freshOnMiss(() -> getNow(vhost, queue, noAck, connectionId)));
     }
 
     private CompletionStage<Optional<Delivery>> getNow(String vhost, String queue, boolean noAck, String connectionId) {
@@ -961,6 +977,57 @@ final class LocalBackend implements BrokerBackend {
                     return failure == null
                             ? CompletableFuture.completedFuture(value)
                             : CompletableFuture.<T>failedFuture(cause);
+                })
+                .thenCompose(stage -> stage);
+    }
+
+    /**
+     * Runs {@code operation} on a queue; while it fails with 404 and the queue is a replicated one the metadata still
+     * holds, runs it again every {@value #MOVING_RETRY_MS} ms for up to {@value #MOVING_WAIT_MS} ms. Between the
+     * metadata naming a queue's new owner and that owner taking the role (or this broker's link to it coming back
+     * after a restart) the owner answers "not served here now": a consumer that subscribes in that moment waits for
+     * the owner, as a publish does, instead of losing its channel to a 404 for a queue that exists.
+     */
+    private <T> CompletionStage<T> whileMoving(
+            String vhost, String queue, java.util.function.Supplier<CompletionStage<T>> operation) {
+        return retryWhile(
+                operation,
+                failure -> failure instanceof BrokerFailure broker
+                        && broker.replyCode() == ReplyCode.NOT_FOUND
+                        && metadata.image()
+                                .vhost(vhost)
+                                .flatMap(v -> v.queue(queue))
+                                .filter(QueueDef::replicated)
+                                .isPresent(),
+                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MOVING_WAIT_MS),
+                CompletableFuture.delayedExecutor(MOVING_RETRY_MS, TimeUnit.MILLISECONDS));
+    }
+
+    /**
+     * Runs {@code operation} and again, each time through {@code later}, while it fails with a failure {@code again}
+     * accepts and {@link System#nanoTime} is before {@code deadline}; then its last outcome.
+     */
+    static <T> CompletionStage<T> retryWhile(
+            java.util.function.Supplier<CompletionStage<T>> operation,
+            java.util.function.Predicate<Throwable> again,
+            long deadline,
+            java.util.concurrent.Executor later) {
+        CompletionStage<T> attempt;
+        try {
+            attempt = operation.get();
+        } catch (RuntimeException failure) {
+            attempt = CompletableFuture.failedFuture(failure);
+        }
+        return attempt.handle((value, failure) -> {
+                    if (failure == null) {
+                        return CompletableFuture.completedFuture(value);
+                    }
+                    Throwable cause = unwrap(failure);
+                    if (again.test(cause) && System.nanoTime() - deadline < 0) {
+                        return CompletableFuture.supplyAsync(() -> null, later)
+                                .thenCompose(ignored -> retryWhile(operation, again, deadline, later));
+                    }
+                    return CompletableFuture.<T>failedFuture(cause);
                 })
                 .thenCompose(stage -> stage);
     }
