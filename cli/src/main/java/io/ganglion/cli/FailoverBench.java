@@ -211,6 +211,9 @@ final class FailoverBench implements Runnable {
 
     private final PrintStream console = System.out;
 
+    /** The brokers' data folder when the bench made it in the temporary folder, to delete at the end; else null. */
+    Path temporaryRoot;
+
     /** Where the disk probe writes: the brokers' data folder when the bench starts them, else the output folder. */
     private Path probeDirectory;
 
@@ -313,6 +316,27 @@ final class FailoverBench implements Runnable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted");
+        } finally {
+            removeTemporaryData(outDir);
+        }
+    }
+
+    /**
+     * The brokers' data under a temporary folder the bench made (no {@code --dir}) goes once they are stopped, about
+     * 0.8 GB a run: left behind, a few runs filled this machine's disk (session 16). Their logs are copied into the
+     * output folder first. With {@code --dir} everything stays.
+     */
+    void removeTemporaryData(Path outDir) {
+        if (temporaryRoot == null) {
+            return;
+        }
+        try {
+            if (Files.isDirectory(outDir)) {
+                PerfTestBench.keepBrokerLogs(temporaryRoot, outDir, "broker");
+            }
+            BacklogBench.deleteTree(temporaryRoot);
+        } catch (IOException e) {
+            console.println("could not remove the brokers' data under " + temporaryRoot + ": " + e.getMessage());
         }
     }
 
@@ -365,6 +389,7 @@ final class FailoverBench implements Runnable {
         Path root = dir != null
                 ? dir
                 : Files.createTempDirectory(rabbitmq ? "rabbitmq-failover-bench" : "ganglion-failover-bench");
+        temporaryRoot = dir != null ? null : root;
         probeDirectory = root;
         if (rabbitmq) {
             if (!RabbitMqTarget.installed()) {

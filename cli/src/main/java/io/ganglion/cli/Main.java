@@ -4,6 +4,7 @@ import io.ganglion.broker.Broker;
 import io.ganglion.broker.BrokerConfig;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -60,8 +61,27 @@ public final class Main implements Runnable {
                 description = "override a setting: --set amqp.port=5673 (repeatable)")
         Map<String, String> overrides = new LinkedHashMap<>();
 
+        /**
+         * Netty's leak detector, on by default, records the stack of one buffer in 128 when it is allocated and again
+         * when it is released: on a loaded broker some 16,000 stack walks in two minutes (JFR, session 16), on the
+         * threads that carry every message. A broker started by this command runs without it (and without Ratis's
+         * shaded copy) unless the JVM's options set the level, e.g. {@code -Dio.netty.leakDetection.level=paranoid}
+         * to hunt a leak; brokers started in-process by tests keep Netty's default.
+         */
+        static final List<String> LEAK_DETECTION_LEVELS =
+                List.of("io.netty.leakDetection.level", "org.apache.ratis.thirdparty.io.netty.leakDetection.level");
+
+        static void leakDetectionOffUnlessSet() {
+            for (String property : LEAK_DETECTION_LEVELS) {
+                if (System.getProperty(property) == null) {
+                    System.setProperty(property, "disabled");
+                }
+            }
+        }
+
         @Override
         public void run() {
+            leakDetectionOffUnlessSet();
             BrokerConfig parsed;
             try {
                 parsed = BrokerConfig.load(config, overrides);

@@ -171,7 +171,7 @@ final class PerfTestBench implements Callable<Integer> {
     }
 
     /** Copies each broker's log ({@code broker.out}) out of the data folder about to be deleted, for diagnosis. */
-    private static void keepBrokerLogs(Path root, Path folder, String target) throws IOException {
+    static void keepBrokerLogs(Path root, Path folder, String target) throws IOException {
         if (!Files.isDirectory(root)) {
             return;
         }

@@ -2,9 +2,12 @@ package io.ganglion.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class FailoverBenchTest {
 
@@ -116,5 +119,24 @@ class FailoverBenchTest {
                 .containsEntry("longest_send_gap_ms", null)
                 .containsEntry("latency_at_end_ms", null)
                 .containsEntry("disk_force_ms", null);
+    }
+
+    @Test
+    void shouldDeleteTheBrokersTemporaryDataAtTheEndKeepingTheirLogs(@TempDir Path tmp) throws Exception {
+        Path root = Files.createDirectories(tmp.resolve("ganglion-failover-bench1/ganglion-1/storage"))
+                .getParent()
+                .getParent();
+        Files.writeString(root.resolve("ganglion-1/broker.out"), "event=broker_started");
+        Files.write(root.resolve("ganglion-1/storage/journal-0"), new byte[4096]);
+        Path out = Files.createDirectories(tmp.resolve("out"));
+        FailoverBench bench = new FailoverBench();
+
+        bench.removeTemporaryData(out);
+        assertThat(root).as("not made by the bench: kept").exists();
+
+        bench.temporaryRoot = root;
+        bench.removeTemporaryData(out);
+        assertThat(root).doesNotExist();
+        assertThat(out.resolve("broker-ganglion-1.out")).hasContent("event=broker_started");
     }
 }

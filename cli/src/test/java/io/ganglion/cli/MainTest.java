@@ -80,4 +80,32 @@ class MainTest {
         assertThat(result.status()).isZero();
         assertThat(result.out()).contains("0.1.0");
     }
+
+    @Test
+    void shouldTurnNettysLeakDetectorOffForAServerUnlessTheLevelIsSet() {
+        String netty = Main.Server.LEAK_DETECTION_LEVELS.get(0);
+        String ratis = Main.Server.LEAK_DETECTION_LEVELS.get(1);
+        String nettyBefore = System.getProperty(netty);
+        String ratisBefore = System.getProperty(ratis);
+        try {
+            System.clearProperty(netty);
+            System.setProperty(ratis, "paranoid");
+            Main.Server.leakDetectionOffUnlessSet();
+            assertThat(System.getProperty(netty)).isEqualTo("disabled");
+            assertThat(System.getProperty(ratis))
+                    .as("an operator's level stays")
+                    .isEqualTo("paranoid");
+        } finally {
+            restore(netty, nettyBefore);
+            restore(ratis, ratisBefore);
+        }
+    }
+
+    private static void restore(String property, String value) {
+        if (value == null) {
+            System.clearProperty(property);
+        } else {
+            System.setProperty(property, value);
+        }
+    }
 }
