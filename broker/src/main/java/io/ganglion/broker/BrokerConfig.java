@@ -33,6 +33,9 @@ import java.util.Map;
  *                                      0: a force as soon as the previous one ended)
  *   metadata.warmup = true            a voter runs a throwaway metadata group at start (1.5-3.5 s) so taking
  *                                      over as controller later runs warm code (LeaderPathWarmup)
+ *   jit.compiler_nice = 19            `ganglion server` runs the JVM's C2 compiler threads at this nice value
+ *                                      (0 to 19; 0: the JVM's own) so that compiling yields the cores to the
+ *                                      broker's threads (CompilerPriority; Linux)
  * </pre>
  */
 public record BrokerConfig(
@@ -50,7 +53,8 @@ public record BrokerConfig(
         long electionTimeoutMaxMs,
         int segmentBytes,
         long groupCommitMicros,
-        boolean metadataWarmup) {
+        boolean metadataWarmup,
+        int compilerNice) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
     public boolean clustered() {
@@ -79,7 +83,8 @@ public record BrokerConfig(
                 electionTimeoutMaxMs,
                 segmentBytes,
                 groupCommitMicros,
-                metadataWarmup);
+                metadataWarmup,
+                compilerNice);
     }
 
     private static final List<String> BROKER_KEYS = List.of(
@@ -96,7 +101,8 @@ public record BrokerConfig(
             "metadata.election_timeout_max_ms",
             "storage.segment_bytes",
             "storage.group_commit_us",
-            "metadata.warmup");
+            "metadata.warmup",
+            "jit.compiler_nice");
 
     /**
      * The metadata quorum's election timeouts: a follower that hears no leader for a random time in [min, max] runs for
@@ -111,6 +117,9 @@ public record BrokerConfig(
 
     public static final long DEFAULT_GROUP_COMMIT_MICROS =
             io.ganglion.storage.StorageConfig.DEFAULT_GROUP_COMMIT_NANOS / 1000;
+
+    /** The nice value of the C2 compiler threads of a broker started by {@code ganglion server} (see above). */
+    public static final int DEFAULT_COMPILER_NICE = 19;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -135,7 +144,8 @@ public record BrokerConfig(
                 DEFAULT_ELECTION_TIMEOUT_MAX_MS,
                 DEFAULT_SEGMENT_BYTES,
                 DEFAULT_GROUP_COMMIT_MICROS,
-                true);
+                true,
+                DEFAULT_COMPILER_NICE);
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -189,6 +199,7 @@ public record BrokerConfig(
         int segmentBytes = DEFAULT_SEGMENT_BYTES;
         long groupCommitMicros = DEFAULT_GROUP_COMMIT_MICROS;
         boolean warmup = base.metadataWarmup;
+        int compilerNice = base.compilerNice;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -206,6 +217,7 @@ public record BrokerConfig(
                 case "storage.segment_bytes" -> segmentBytes = (int) number(key, value, 4096, 1L << 30);
                 case "storage.group_commit_us" -> groupCommitMicros = number(key, value, 0, 1_000_000);
                 case "metadata.warmup" -> warmup = bool(key, value);
+                case "jit.compiler_nice" -> compilerNice = (int) number(key, value, 0, 19);
                 case "cluster.seeds" -> {
                     try {
                         seeds = io.ganglion.broker.cluster.Seed.parseList(value);
@@ -261,7 +273,8 @@ public record BrokerConfig(
                 electionMax,
                 segmentBytes,
                 groupCommitMicros,
-                warmup);
+                warmup,
+                compilerNice);
     }
 
     private static boolean bool(String key, String value) throws ConfigException {

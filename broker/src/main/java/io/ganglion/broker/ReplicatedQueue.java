@@ -231,11 +231,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     private void rebuild(Epoch epoch, long upTo) throws IOException {
+        long began = System.nanoTime();
         LongArrayList messages = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         // from the logical start, not the file's: what lies before it is settled, and a log keeps up to a segment
         // (64 MiB) of settled messages; reading them all kept a new owner's shard busy for most of a second
-        for (Record record : host.readRecords(host.startNow(), upTo)) {
+        long from = host.startNow();
+        for (Record record : host.readRecords(from, upTo)) {
             switch (record) {
                 case Record.Message message -> messages.addLong(message.offset());
                 case Record.Settle settle -> settled.add(settle.settled());
@@ -253,11 +255,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         activeEpoch = epoch;
         enqueuedUpTo = upTo;
         LOG.info(
-                "event=replicated_queue_active queue={} epoch={} messages={} up_to={}",
+                "event=replicated_queue_active queue={} epoch={} messages={} from={} up_to={} rebuild_us={}",
                 def.name(),
                 epoch,
                 machine.readyCount(),
-                upTo);
+                from,
+                upTo,
+                (System.nanoTime() - began) / 1000);
         // consumers kept from an earlier epoch of this owner subscribe again
         Map<ConsumerKey, ConsumerEntry> carried = new LinkedHashMap<>(consumers);
         consumers.clear();

@@ -2,6 +2,7 @@ package io.ganglion.cli;
 
 import io.ganglion.broker.Broker;
 import io.ganglion.broker.BrokerConfig;
+import io.ganglion.broker.CompilerPriority;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -88,6 +89,8 @@ public final class Main implements Runnable {
             } catch (BrokerConfig.ConfigException e) {
                 throw new UsageError(e.getMessage());
             }
+            // before the broker starts: its start is when the JIT compiles most
+            CompilerPriority.start(parsed.compilerNice());
             Broker broker;
             try {
                 broker = Broker.start(parsed);
