@@ -102,7 +102,7 @@ public final class CompilerPriority implements AutoCloseable {
     }
 
     /** Sets the nice value of every C2 thread not seen before; returns how many it set. On the timer, or at start. */
-    int apply() {
+    synchronized int apply() {
         List<Integer> threads = threads(tasks, prefix);
         done.retainAll(threads); // a thread id is reused only after its thread ended
         int set = 0;
