@@ -863,7 +863,7 @@ final class LocalBackend implements BrokerBackend {
         return whileMoving(
                 vhost,
                 queue,
-                () -> freshOnMiss(() -> consumeNow(
+                () -> consumeNow(
                         vhost,
                         queue,
                         channelId,
@@ -873,7 +873,7 @@ final class LocalBackend implements BrokerBackend {
                         prefetch,
                         arguments,
                         sink,
-                        connectionId)));
+                        connectionId));
     }
 
     private CompletionStage<QueueHandle> consumeNow(
@@ -914,7 +914,7 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
-        return whileMoving(vhost, queue, () -> freshOnMiss(() -> getNow(vhost, queue, noAck, connectionId)));
+        return whileMoving(vhost, queue, () -> getNow(vhost, queue, noAck, connectionId));
     }
 
     private CompletionStage<Optional<Delivery>> getNow(String vhost, String queue, boolean noAck, String connectionId) {
@@ -990,7 +990,10 @@ final class LocalBackend implements BrokerBackend {
      */
     private <T> CompletionStage<T> whileMoving(
             String vhost, String queue, java.util.function.Supplier<CompletionStage<T>> operation) {
-        return retryWhile(
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MOVING_WAIT_MS);
+        // inside freshOnMiss: a queue this broker's image lacks is looked up again once after a sync of the metadata
+        // log; one it holds, whose owner is not serving yet, is asked again without a sync each time
+        return freshOnMiss(() -> retryWhile(
                 operation,
                 failure -> failure instanceof BrokerFailure broker
                         && broker.replyCode() == ReplyCode.NOT_FOUND
@@ -999,8 +1002,8 @@ final class LocalBackend implements BrokerBackend {
                                 .flatMap(v -> v.queue(queue))
                                 .filter(QueueDef::replicated)
                                 .isPresent(),
-                System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(MOVING_WAIT_MS),
-                CompletableFuture.delayedExecutor(MOVING_RETRY_MS, TimeUnit.MILLISECONDS));
+                deadline,
+                CompletableFuture.delayedExecutor(MOVING_RETRY_MS, TimeUnit.MILLISECONDS)));
     }
 
     /**
