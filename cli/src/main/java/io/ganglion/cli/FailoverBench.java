@@ -295,9 +295,7 @@ final class FailoverBench implements Runnable {
                     }
                     for (String hold : scenario.equals(NONE) ? List.of("n/a") : holdValues) {
                         for (int trial = 1; trial <= trials; trial++) {
-                            // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
-                            double warm = results.isEmpty() ? Math.max(warmup, firstWarmup) : warmup;
-                            results.add(runTrial(target, scenario, hold, trial, stamp, warm, probe));
+                            results.add(runValidTrial(target, scenario, hold, trial, stamp, results.isEmpty(), probe));
                         }
                     }
                 }
@@ -427,6 +425,76 @@ final class FailoverBench implements Runnable {
         return values;
     }
 
+    /**
+     * Runs a trial until the cluster's roles held still until its kill, at most {@value #TRIAL_ATTEMPTS} times: a trial
+     * whose controller or queue owners moved during its warm-up would kill a broker of another role than its scenario
+     * names (session 17: the metadata leadership moved in the first seconds of load, and an owner trial killed the
+     * controller). Each voided attempt is printed and kept in {@link #voidedTrials}.
+     */
+    private Trial runValidTrial(
+            FailoverTarget target,
+            String scenario,
+            String hold,
+            int trial,
+            String stamp,
+            boolean first,
+            DiskProbe probe)
+            throws IOException, InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
+            double warm = first ? Math.max(warmup, firstWarmup) : warmup;
+            try {
+                return runTrial(
+                        target, scenario, hold, trial, stamp + (attempt == 1 ? "" : "r" + attempt), warm, probe);
+            } catch (VoidTrial e) {
+                voidedTrials.add(e.getMessage());
+                boolean again = attempt < TRIAL_ATTEMPTS;
+                console.println(e.getMessage() + (again ? ": running the trial again" : ""));
+                if (!again) {
+                    throw new IOException(
+                            "the cluster's roles moved before the kill in " + TRIAL_ATTEMPTS + " attempts of a trial");
+                }
+            }
+        }
+    }
+
+    static final int TRIAL_ATTEMPTS = 3;
+
+    /** Trials voided because the roles moved before their kill, as printed. */
+    final List<String> voidedTrials = new ArrayList<>();
+
+    /** A trial whose roles moved before its kill: nothing was killed, its figures are dropped. */
+    static final class VoidTrial extends Exception {
+        VoidTrial(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Why a trial that kills {@code victim} no longer measures its scenario, or null when it still does: the controller
+     * or a queue's owner changed between the trial's start (when the victim and the clients' brokers were chosen) and
+     * its kill.
+     */
+    static String rolesMoved(
+            Optional<String> controllerAtStart,
+            Optional<String> controllerNow,
+            Map<String, FailoverTarget.Placement> atStart,
+            Map<String, FailoverTarget.Placement> now) {
+        if (!controllerAtStart.equals(controllerNow)) {
+            return "the controller moved from " + controllerAtStart.orElse("none") + " to "
+                    + controllerNow.orElse("none") + " before the kill";
+        }
+        for (Map.Entry<String, FailoverTarget.Placement> queue : atStart.entrySet()) {
+            FailoverTarget.Placement later = now.get(queue.getKey());
+            String owner = later == null ? "none" : later.owner();
+            if (!queue.getValue().owner().equals(owner)) {
+                return queue.getKey() + "'s owner moved from "
+                        + queue.getValue().owner() + " to " + owner + " before the kill";
+            }
+        }
+        return null;
+    }
+
     private Trial runTrial(
             FailoverTarget target,
             String scenario,
@@ -435,7 +503,7 @@ final class FailoverBench implements Runnable {
             String stamp,
             double trialWarmup,
             DiskProbe probe)
-            throws IOException, InterruptedException {
+            throws IOException, InterruptedException, VoidTrial {
         String label = String.format(Locale.ROOT, "%s hold=%s trial %d/%d", scenario, hold, trial, trials);
         target.awaitHealthy();
         if (!hold.equals("n/a")) {
@@ -473,6 +541,7 @@ final class FailoverBench implements Runnable {
         });
         long restartAtNanos = FailoverStats.NONE;
         long restartReadyNanos = FailoverStats.NONE;
+        VoidTrial voided = null;
         long killNanos;
         java.time.Instant killedAt;
         try {
@@ -495,6 +564,13 @@ final class FailoverBench implements Runnable {
             progress.scheduleAtFixedRate(
                     () -> progressLine(label, victim, loads, lastConfirmed, origin, killAt), 1, 1, TimeUnit.SECONDS);
             sleepUntil(origin, killAt);
+            if (kills) {
+                String moved = rolesMoved(controller, target.controller(), placements, target.placements(names));
+                if (moved != null) {
+                    voided = new VoidTrial(label + ": void, " + moved);
+                    throw voided;
+                }
+            }
             killNanos = System.nanoTime() - origin;
             killedAt = java.time.Instant.now();
             if (kills) {
@@ -548,8 +624,14 @@ final class FailoverBench implements Runnable {
             }
         } finally {
             progress.shutdownNow();
+            if (voided != null) {
+                clearProgress();
+            }
             for (FailoverWorkload load : loads) {
                 load.close();
+            }
+            if (voided != null) {
+                deleteQueues(target, names);
             }
         }
         deleteQueues(target, names);
@@ -974,6 +1056,10 @@ final class FailoverBench implements Runnable {
         console.println();
         console.println("bench failover: " + target.description() + ", " + queueArgs + ", " + rate
                 + " msg/s per queue; medians [ranges] over trials; pause+ = no confirm after the kill in the window");
+        if (!voidedTrials.isEmpty()) {
+            console.println(voidedTrials.size() + " trial(s) run again, the roles moved before their kill: "
+                    + String.join("; ", voidedTrials));
+        }
         String header = String.format(
                 Locale.ROOT,
                 "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
@@ -1136,6 +1222,7 @@ final class FailoverBench implements Runnable {
             trialList.add(t);
         }
         doc.put("trials", trialList);
+        doc.put("voided_trials", voidedTrials);
         return doc;
     }
 

@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,6 +54,28 @@ class FailoverBenchTest {
                 new double[0],
                 new long[0][],
                 diskForceMs);
+    }
+
+    @Test
+    void shouldVoidATrialWhoseControllerOrOwnersMovedBeforeTheKill() {
+        Map<String, FailoverTarget.Placement> start = Map.of(
+                "q1", new FailoverTarget.Placement("n1", List.of("n1", "n2", "n3")),
+                "q2", new FailoverTarget.Placement("n2", List.of("n1", "n2", "n3")));
+        Map<String, FailoverTarget.Placement> q2Moved = Map.of(
+                "q1", new FailoverTarget.Placement("n1", List.of("n1", "n2", "n3")),
+                "q2", new FailoverTarget.Placement("n3", List.of("n1", "n2", "n3")));
+
+        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, start))
+                .isNull();
+        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n2"), start, start))
+                .isEqualTo("the controller moved from n1 to n2 before the kill");
+        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.empty(), start, start))
+                .isEqualTo("the controller moved from n1 to none before the kill");
+        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, q2Moved))
+                .isEqualTo("q2's owner moved from n2 to n3 before the kill");
+        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, Map.of()))
+                .startsWith("q")
+                .endsWith("to none before the kill");
     }
 
     @Test
