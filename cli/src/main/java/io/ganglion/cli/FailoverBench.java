@@ -256,6 +256,7 @@ final class FailoverBench implements Runnable {
             double restartReadySeconds,
             double diskLongestBeforeMs,
             double diskLongestAfterMs,
+            double victimClosedSeconds,
             List<QueueResult> queues) {}
 
     @Override
@@ -542,6 +543,7 @@ final class FailoverBench implements Runnable {
         long restartAtNanos = FailoverStats.NONE;
         long restartReadyNanos = FailoverStats.NONE;
         VoidTrial voided = null;
+        ExitWatch exitWatch = null;
         long killNanos;
         java.time.Instant killedAt;
         try {
@@ -563,6 +565,10 @@ final class FailoverBench implements Runnable {
             long[] lastConfirmed = new long[loads.size()];
             progress.scheduleAtFixedRate(
                     () -> progressLine(label, victim, loads, lastConfirmed, origin, killAt), 1, 1, TimeUnit.SECONDS);
+            sleepUntil(origin, killAt - SECOND / 2);
+            if (kills) {
+                exitWatch = openExitWatch(target.amqpUri(victim), origin);
+            }
             sleepUntil(origin, killAt);
             if (kills) {
                 String moved = rolesMoved(controller, target.controller(), placements, target.placements(names));
@@ -627,6 +633,9 @@ final class FailoverBench implements Runnable {
             if (voided != null) {
                 clearProgress();
             }
+            if (exitWatch != null) {
+                exitWatch.close();
+            }
             for (FailoverWorkload load : loads) {
                 load.close();
             }
@@ -667,9 +676,29 @@ final class FailoverBench implements Runnable {
                 probe == null
                         ? Double.NaN
                         : millis(probe.longestOverlapping(origin + killNanos, origin + publishUntil)),
+                victimClosedSeconds(exitWatch, killNanos),
                 queueResults);
         printTrial(result);
         return result;
+    }
+
+    /** A watch on the victim's AMQP port, or null (printed) when it could not connect: the trial runs without it. */
+    private ExitWatch openExitWatch(String uri, long origin) {
+        try {
+            return ExitWatch.open(uri, origin);
+        } catch (IOException e) {
+            console.println("  (could not watch the victim's socket: " + e.getMessage() + ")");
+            return null;
+        }
+    }
+
+    /**
+     * Seconds from the kill until the victim's socket closed, or NaN: no watch, still open, or closed before the kill
+     * (then it measured something else).
+     */
+    static double victimClosedSeconds(ExitWatch watch, long killNanos) {
+        long closed = watch == null ? ExitWatch.NONE : watch.closedNanos();
+        return closed == ExitWatch.NONE || closed < killNanos ? Double.NaN : seconds(closed - killNanos);
     }
 
     private void declare(String uri, String queue) throws IOException {
@@ -907,7 +936,8 @@ final class FailoverBench implements Runnable {
         } else {
             console.printf(
                     Locale.ROOT,
-                    "%s hold=%s trial %d: killed %s (controller %s) at %.1f s (%s), restarted +%.1f s, back +%.1f s%n",
+                    "%s hold=%s trial %d: killed %s (controller %s) at %.1f s (%s), its sockets closed +%s s,"
+                            + " restarted +%.1f s, back +%.1f s%n",
                     trial.scenario(),
                     trial.hold(),
                     trial.trial(),
@@ -915,6 +945,7 @@ final class FailoverBench implements Runnable {
                     trial.controller() == null ? "none" : trial.controller(),
                     trial.killAtSeconds(),
                     trial.killedAt(),
+                    fmt2(trial.victimClosedSeconds()),
                     trial.restartAtSeconds(),
                     trial.restartReadySeconds());
         }
@@ -1034,7 +1065,7 @@ final class FailoverBench implements Runnable {
     }
 
     /** {@code median [min-max]} of a metric over samples, NaN samples left out. */
-    static String summary(List<QueueResult> samples, ToDoubleFunction<QueueResult> metric, String format) {
+    static <T> String summary(List<T> samples, ToDoubleFunction<T> metric, String format) {
         double[] values = samples.stream()
                 .mapToDouble(metric)
                 .filter(v -> !Double.isNaN(v))
@@ -1107,6 +1138,18 @@ final class FailoverBench implements Runnable {
                     summary(s, QueueResult::p50AfterMs, "%.1f"),
                     summary(s, QueueResult::p99AfterMs, "%.1f"));
         }
+        Map<String, List<Trial>> killing = new LinkedHashMap<>();
+        for (Trial trial : trials) {
+            if (trial.victim() != null) {
+                killing.computeIfAbsent(trial.scenario() + " hold=" + trial.hold(), k -> new ArrayList<>())
+                        .add(trial);
+            }
+        }
+        killing.forEach((label, list) -> console.printf(
+                Locale.ROOT,
+                "%s: the killed broker's sockets closed %s s after the kill (no survivor could learn of it sooner)%n",
+                label,
+                summary(list, Trial::victimClosedSeconds, "%.3f")));
         Path json = outDir.resolve("failover.json");
         Path svg = outDir.resolve("failover.svg");
         new ObjectMapper()
@@ -1177,6 +1220,7 @@ final class FailoverBench implements Runnable {
             t.put("restart_ready_after_kill_s", trial.restartReadySeconds());
             t.put("disk_longest_force_before_kill_ms", number(trial.diskLongestBeforeMs()));
             t.put("disk_longest_force_after_kill_ms", number(trial.diskLongestAfterMs()));
+            t.put("victim_sockets_closed_after_kill_s", number(trial.victimClosedSeconds()));
             List<Map<String, Object>> qs = new ArrayList<>();
             for (QueueResult q : trial.queues()) {
                 FailoverStats.Accounting a = q.accounting();

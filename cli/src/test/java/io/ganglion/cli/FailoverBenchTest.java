@@ -79,6 +79,31 @@ class FailoverBenchTest {
     }
 
     @Test
+    void shouldNoteWhenTheWatchedBrokerClosesItsSocketAndOnlyAfterTheKill() throws Exception {
+        try (java.net.ServerSocket server =
+                new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            long origin = System.nanoTime();
+            try (ExitWatch watch = ExitWatch.open("amqp://127.0.0.1:" + server.getLocalPort(), origin)) {
+                java.net.Socket accepted = server.accept();
+                assertThat(watch.closedNanos()).isEqualTo(ExitWatch.NONE);
+                assertThat(FailoverBench.victimClosedSeconds(watch, 0)).isNaN();
+                long killed = System.nanoTime() - origin;
+                accepted.close();
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (watch.closedNanos() == ExitWatch.NONE && System.nanoTime() < deadline) {
+                    Thread.onSpinWait();
+                }
+                assertThat(watch.closedNanos()).isGreaterThanOrEqualTo(killed);
+                assertThat(FailoverBench.victimClosedSeconds(watch, killed)).isBetween(0.0, 5.0);
+                // closed before the kill: it measured something else
+                assertThat(FailoverBench.victimClosedSeconds(watch, watch.closedNanos() + 1))
+                        .isNaN();
+            }
+        }
+        assertThat(FailoverBench.victimClosedSeconds(null, 0)).isNaN();
+    }
+
+    @Test
     void shouldCountThePausesWithinTwiceTheirOwnP99AndNeverACensoredOne() {
         List<FailoverBench.QueueResult> samples = List.of(
                 result("follower", 0.040, false, 20.0), // 40 ms against 40: within
