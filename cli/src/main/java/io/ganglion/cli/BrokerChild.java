@@ -142,6 +142,10 @@ final class BrokerChild implements AutoCloseable {
 
     /** The options a broker's JVM gets: the defaults above that {@code jvmOptions} does not set, then those. */
     static List<String> jvmCommand(List<String> jvmOptions) {
+        return jvmCommand(jvmOptions, TRANSPARENT_HUGE_PAGES);
+    }
+
+    static List<String> jvmCommand(List<String> jvmOptions, Path hugePageSettings) {
         List<String> options = new ArrayList<>();
         if (jvmOptions.stream().noneMatch(BrokerChild::choosesCollector)) {
             options.add(DEFAULT_COLLECTOR);
@@ -152,8 +156,51 @@ final class BrokerChild implements AutoCloseable {
                 options.add(jit);
             }
         }
+        if (jvmOptions.stream().noneMatch(option -> option.contains("TransparentHugePages"))) {
+            boolean zgc = jvmOptions.stream()
+                    .filter(BrokerChild::choosesCollector)
+                    .reduce((first, last) -> last)
+                    .orElse(DEFAULT_COLLECTOR)
+                    .equals(DEFAULT_COLLECTOR);
+            if (hugePagesForHeap(hugePageSettings, zgc)) {
+                options.add(HUGE_PAGES);
+            }
+        }
         options.addAll(jvmOptions);
         return options;
+    }
+
+    /**
+     * The heap in transparent huge pages (2 MiB) where the kernel lets a process ask for them: a broker killed with
+     * {@code kill -9} closes its sockets only once its kernel has torn down its memory, and every survivor learns of
+     * the death only then. With 4 KiB pages that took 70-150 ms for a broker of 600 MB resident in the failover bench
+     * (the victim's own part of the owner's pause), 20-60 ms with huge pages (docs/operations.md, "Huge pages").
+     * ZGC's heap is shared memory: it needs {@code shmem_enabled} at {@code advise} (Debian's default is {@code
+     * never}); other collectors' heap is anonymous memory, {@code enabled} at {@code madvise} or {@code always}.
+     * Asked for where the kernel refuses, the JVM prints a warning at every start; so it is asked for only where the
+     * kernel allows it. bin/ganglion does the same.
+     */
+    static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
+
+    static final Path TRANSPARENT_HUGE_PAGES = Path.of("/sys/kernel/mm/transparent_hugepage");
+
+    static boolean hugePagesForHeap(Path settings, boolean zgc) {
+        String mode = selected(settings.resolve(zgc ? "shmem_enabled" : "enabled"));
+        return zgc
+                ? List.of("always", "within_size", "advise", "force").contains(mode)
+                : List.of("always", "madvise").contains(mode);
+    }
+
+    /** The bracketed choice of a kernel setting file ({@code always [madvise] never}), or "" if unreadable. */
+    private static String selected(Path file) {
+        try {
+            String text = Files.readString(file);
+            int open = text.indexOf('[');
+            int close = text.indexOf(']', open + 1);
+            return open < 0 || close < 0 ? "" : text.substring(open + 1, close);
+        } catch (IOException e) {
+            return "";
+        }
     }
 
     /** Starts the process and waits until it listens (a broker of a cluster waits for a metadata quorum first). */

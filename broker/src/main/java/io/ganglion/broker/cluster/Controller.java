@@ -111,7 +111,7 @@ public final class Controller implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        log.onLeaderChange(leader -> thread.execute(() -> leadershipChanged(leader)));
+        log.onLeaderChange(leader -> onThread(() -> leadershipChanged(leader)));
         log.subscribe(image -> kick());
         thread.execute(this::rehearsalTick);
     }
@@ -181,7 +181,7 @@ public final class Controller implements AutoCloseable {
 
     /** A heartbeat from {@code node}. Any thread. */
     public void heartbeat(NodeId node, Incarnation incarnation, boolean draining) {
-        thread.execute(() -> {
+        onThread(() -> {
             if (active) {
                 boolean wasLive = observed.isLive(node);
                 observed = observed.heartbeat(node, incarnation, draining, clock.millis());
@@ -199,7 +199,7 @@ public final class Controller implements AutoCloseable {
      * expiry to learn that the old controller is gone.
      */
     public void connectionClosed(NodeId node) {
-        thread.execute(() -> {
+        onThread(() -> {
             long closedAt = clock.millis();
             closedAtMs.put(node, closedAt);
             scheduleEagerFailover(node, closedAt, setting(RuntimeSettings.EAGER_FAILOVER_MS));
@@ -211,7 +211,7 @@ public final class Controller implements AutoCloseable {
      * process is gone, not cut off, so there is nothing to wait {@code liveness.eager_failover_ms} for. Any thread.
      */
     public void connectionRefused(NodeId node) {
-        thread.execute(() -> {
+        onThread(() -> {
             Long closedAt = closedAtMs.get(node);
             if (closedAt != null) {
                 failOver(node, closedAt, "refused");
@@ -220,7 +220,24 @@ public final class Controller implements AutoCloseable {
     }
 
     private void scheduleEagerFailover(NodeId node, long closedAt, long delayMs) {
-        thread.schedule(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+        try {
+            thread.schedule(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closed: the broker is stopping
+        }
+    }
+
+    /**
+     * Runs {@code task} on the controller thread; once the controller is closed (the broker stopping), drops it. The
+     * callbacks that call this (a peer link closing, leadership lost, a proposal completing) keep coming while a broker
+     * stops, and each was logged as a failed handler.
+     */
+    private void onThread(Runnable task) {
+        try {
+            thread.execute(task);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            LOG.debug("event=controller_closed_dropped_task node={}", self);
+        }
     }
 
     /** Takes {@code node} out of the live set if its link is still closed since {@code closedAt}. Controller thread. */
@@ -369,7 +386,7 @@ public final class Controller implements AutoCloseable {
      * is only proposed.
      */
     public void recoveryReply(CoordinationCommand command) {
-        thread.execute(() -> {
+        onThread(() -> {
             if (!active) {
                 log.propose(new MetadataCommand.Coordination(command));
                 return;
@@ -421,7 +438,7 @@ public final class Controller implements AutoCloseable {
         CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
         unconfirmed.addAll(commands);
         return log.propose(new MetadataCommand.Coordination(entry))
-                .whenComplete((applied, failure) -> thread.execute(() -> commands.forEach(unconfirmed::remove)))
+                .whenComplete((applied, failure) -> onThread(() -> commands.forEach(unconfirmed::remove)))
                 .handle((applied, failure) -> {
                     if (failure != null) {
                         LOG.warn("event=controller_propose_failed command={} reason={}", entry, failure.toString());

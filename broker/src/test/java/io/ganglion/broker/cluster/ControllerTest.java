@@ -1,8 +1,10 @@
 package io.ganglion.broker.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 
 import io.ganglion.broker.FileMetadataLogs;
+import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.DownReason;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
@@ -53,6 +55,25 @@ class ControllerTest {
                                     && s.live()
                                     && s.incarnation().value() == 5));
             assertThat(controller.snapshot().active()).isTrue();
+        }
+    }
+
+    /** A stopping broker's links close and its leadership ends after its controller closed: nothing may throw. */
+    @Test
+    void shouldDropWhatArrivesAfterItClosed() throws Exception {
+        try (MetadataLog log = FileMetadataLogs.open(dir)) {
+            Controller controller = new Controller(A, log, Clock.systemUTC(), request -> {});
+            controller.heartbeat(A, new Incarnation(1), false);
+            awaitImage(log, states -> states.stream().anyMatch(NodeState::live));
+            controller.close();
+
+            assertThatCode(() -> {
+                        controller.connectionClosed(B);
+                        controller.connectionRefused(B);
+                        controller.heartbeat(B, new Incarnation(2), false);
+                        controller.recoveryReply(new CoordinationCommand.CommitLiveSet(List.of()));
+                    })
+                    .doesNotThrowAnyException();
         }
     }
 
