@@ -173,8 +173,9 @@ final class BrokerChild implements AutoCloseable {
     /**
      * The heap in transparent huge pages (2 MiB) where the kernel lets a process ask for them: a broker killed with
      * {@code kill -9} closes its sockets only once its kernel has torn down its memory, and every survivor learns of
-     * the death only then. With 4 KiB pages that took 70-150 ms for a broker of 600 MB resident in the failover bench
-     * (the victim's own part of the owner's pause), 20-60 ms with huge pages (docs/operations.md, "Huge pages").
+     * the death only then. A broker of 600 MB resident took 17-34 ms for that alone on an idle machine with 4 KiB pages,
+     * 8-17 ms with huge pages; under the failover bench 22-148 ms against 17-101 ms, a part of every owner-loss pause
+     * (docs/operations.md, "Huge pages").
      * ZGC's heap is shared memory: it needs {@code shmem_enabled} at {@code advise} (Debian's default is {@code
      * never}); other collectors' heap is anonymous memory, {@code enabled} at {@code madvise} or {@code always}.
      * Asked for where the kernel refuses, the JVM prints a warning at every start; so it is asked for only where the

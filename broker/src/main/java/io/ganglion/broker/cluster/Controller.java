@@ -223,7 +223,7 @@ public final class Controller implements AutoCloseable {
         try {
             thread.schedule(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
-            // closed: the broker is stopping
+            LOG.debug("event=controller_closed_dropped_task node={}", self);
         }
     }
 
