@@ -542,7 +542,6 @@ final class FailoverBench implements Runnable {
         });
         long restartAtNanos = FailoverStats.NONE;
         long restartReadyNanos = FailoverStats.NONE;
-        VoidTrial voided = null;
         ExitWatch exitWatch = null;
         long killNanos;
         java.time.Instant killedAt;
@@ -573,8 +572,7 @@ final class FailoverBench implements Runnable {
             if (kills) {
                 String moved = rolesMoved(controller, target.controller(), placements, target.placements(names));
                 if (moved != null) {
-                    voided = new VoidTrial(label + ": void, " + moved);
-                    throw voided;
+                    throw new VoidTrial(label + ": void, " + moved);
                 }
             }
             killNanos = System.nanoTime() - origin;
@@ -630,20 +628,15 @@ final class FailoverBench implements Runnable {
             }
         } finally {
             progress.shutdownNow();
-            if (voided != null) {
-                clearProgress();
-            }
+            clearProgress();
             if (exitWatch != null) {
                 exitWatch.close();
             }
             for (FailoverWorkload load : loads) {
                 load.close();
             }
-            if (voided != null) {
-                deleteQueues(target, names);
-            }
+            deleteQueues(target, names);
         }
-        deleteQueues(target, names);
 
         // the figures before the kill start after the trial's warm-up
         long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);

@@ -144,11 +144,7 @@ public final class Controller implements AutoCloseable {
         } catch (RuntimeException e) {
             LOG.debug("event=controller_rehearsal_tick_failed node={} cause={}", self, e.toString());
         } finally {
-            try {
-                thread.schedule(this::rehearsalTick, setting(RuntimeSettings.TICK_MS), TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException e) {
-                // closed
-            }
+            onThreadAfter(this::rehearsalTick, setting(RuntimeSettings.TICK_MS));
         }
     }
 
@@ -220,8 +216,13 @@ public final class Controller implements AutoCloseable {
     }
 
     private void scheduleEagerFailover(NodeId node, long closedAt, long delayMs) {
+        onThreadAfter(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs));
+    }
+
+    /** {@link #onThread} after {@code delayMs}. */
+    private void onThreadAfter(Runnable task, long delayMs) {
         try {
-            thread.schedule(() -> failOver(node, closedAt, "closed"), Math.max(0, delayMs), TimeUnit.MILLISECONDS);
+            thread.schedule(task, delayMs, TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             LOG.debug("event=controller_closed_dropped_task node={}", self);
         }
