@@ -368,6 +368,59 @@ class ReplicatedQueueIT {
         assertThat(queue(owner, "resume").path("epoch").asLong()).isEqualTo(epoch);
     }
 
+    /**
+     * Case 4c: the controller stops (SIGSTOP) past the expiry period while a queue it follows takes traffic. The others
+     * elect a controller that holds it; when it runs again, it ticks once more as the controller on what it saw before
+     * it stopped: every broker silent for seconds, itself included. Nothing of that may take effect (it did: CI once
+     * saw the frozen controller's proposal commit through the new leader, the healthy owner taken down and the frozen
+     * broker made owner in a new epoch). It counts again as a follower; no other broker was ever taken down; the queue
+     * keeps its owner and epoch and every confirmed message is consumed.
+     */
+    @Test
+    void shouldTakeNothingFromAControllerThatWakesUpFromAFreeze() throws Exception {
+        startCluster(3);
+        awaitLive(brokers.get(0), 3);
+        BrokerChild frozen =
+                byId(get(brokers.get(0), "/api/nodes").path("controller").asText());
+        BrokerChild owner = other(frozen);
+        JsonNode queue = declare(owner, "frozen", Map.of("x-queue-type", "quorum"));
+        assertThat(queue.path("owner").asText())
+                .as("the declaring broker owns the queue")
+                .isEqualTo(owner.nodeId());
+        long epoch = queue.path("epoch").asLong();
+
+        try (QueueTraffic traffic = new QueueTraffic(owner, owner, "frozen", "f").consume()) {
+            traffic.publish(100);
+            signal(frozen, "STOP");
+            try {
+                traffic.publish(300);
+                assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+                // held: a new controller saw the frozen one silent for the expiry period
+                awaitQueue(owner, "frozen", q -> q.path("held").toString().contains(frozen.nodeId()));
+            } finally {
+                signal(frozen, "CONT");
+            }
+            JsonNode back = awaitQueue(owner, "frozen", q -> q.path("held").isEmpty() && countsAgain(q, frozen));
+            assertThat(back.path("epoch").asLong()).as("%s", back).isEqualTo(epoch);
+            assertThat(back.path("owner").asText()).isEqualTo(owner.nodeId());
+            traffic.publish(100);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            totalQueueCheck(traffic, true);
+            System.out.println("case 4c (frozen controller back): " + traffic.summary());
+        }
+        assertThat(queue(owner, "frozen").path("epoch").asLong()).isEqualTo(epoch);
+        for (BrokerChild broker : brokers) {
+            List<String> downs =
+                    Files.readAllLines(broker.dataDir.resolve("broker.out"), StandardCharsets.UTF_8).stream()
+                            .filter(line -> line.contains("event=live_set_committed") && line.contains("live=false"))
+                            .filter(line -> !line.contains("node=" + frozen.nodeId() + " "))
+                            .toList();
+            assertThat(downs)
+                    .as("healthy brokers taken down, in %s's log", broker.nodeId())
+                    .isEmpty();
+        }
+    }
+
     private static void signal(BrokerChild broker, String signal) throws Exception {
         Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(broker.pid())).start();
         assertThat(kill.waitFor()).as("kill -%s", signal).isZero();
@@ -562,10 +615,14 @@ class ReplicatedQueueIT {
     }
 
     private JsonNode declare(String name, Map<String, Object> arguments) throws Exception {
-        try (Connection declaring = QueueTraffic.connect(brokers.get(0))) {
+        return declare(brokers.get(0), name, arguments);
+    }
+
+    private static JsonNode declare(BrokerChild on, String name, Map<String, Object> arguments) throws Exception {
+        try (Connection declaring = QueueTraffic.connect(on)) {
             declaring.createChannel().queueDeclare(name, true, false, false, new HashMap<>(arguments));
         }
-        return queue(brokers.get(0), name);
+        return queue(on, name);
     }
 
     private static List<String> followers(JsonNode queue) {

@@ -76,12 +76,12 @@ public record LiveSet(SortedMap<NodeId, NodeState> nodes) {
     }
 
     /**
-     * Takes out every live node whose last heartbeat is {@code expiryMs} or more ago. A controller that became leader at
-     * {@code leaderSinceMs} waits one expiry period before declaring anyone down: it has not yet had the chance to hear
-     * from every broker.
+     * Takes out every live node whose last heartbeat is {@code expiryMs} or more ago. A controller that has watched
+     * heartbeats only since {@code watchingSinceMs} (its leadership began then, or it stood still until then) waits one
+     * expiry period before declaring anyone down: it has not yet had the chance to hear from every broker.
      */
-    public LiveSet expire(long nowMs, long expiryMs, long leaderSinceMs) {
-        if (nowMs - leaderSinceMs < expiryMs) {
+    public LiveSet expire(long nowMs, long expiryMs, long watchingSinceMs) {
+        if (nowMs - watchingSinceMs < expiryMs) {
             return this;
         }
         TreeMap<NodeId, NodeState> next = null;
@@ -90,8 +90,8 @@ public record LiveSet(SortedMap<NodeId, NodeState> nodes) {
                 if (next == null) {
                     next = new TreeMap<>(nodes);
                 }
-                // silent since the controller took over at the earliest: the heartbeat time may predate it
-                next.put(state.node(), state.down(DownReason.LIVENESS_EXPIRY, leaderSinceMs));
+                // silent since the controller began watching at the earliest: the heartbeat time may predate it
+                next.put(state.node(), state.down(DownReason.LIVENESS_EXPIRY, watchingSinceMs));
             }
         }
         return next == null ? this : new LiveSet(next);

@@ -35,6 +35,7 @@ import io.ganglion.metadata.MetadataCommand.DeleteExchange;
 import io.ganglion.metadata.MetadataCommand.DeleteQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
+import io.ganglion.metadata.MetadataCommand.Fenced;
 import io.ganglion.metadata.MetadataCommand.PutUser;
 import io.ganglion.metadata.MetadataCommand.PutVhost;
 import io.ganglion.metadata.MetadataCommand.SetDraining;
@@ -81,6 +82,9 @@ import java.util.TreeMap;
  *       htag 7 FollowerAdded         epoch(8) node
  *     ctag 5 SetSettings    count(4) { name value } in name order
  *     ctag 6 Batch          count(4) { ctag cbody } (no batch inside, at least one)
+ *   tag 12       := SetDraining: node draining(1)
+ *   tag 13       := Bootstrap: user
+ *   tag 14       := Fenced: leaderTerm(8) tag body (no fenced command inside)
  * </pre>
  *
  * <p>Decoding never trusts a length: every count is checked against the bytes left before anything is allocated, and
@@ -103,6 +107,7 @@ public final class MetadataCodec {
     private static final byte COORDINATION = 11;
     private static final byte SET_DRAINING = 12;
     private static final byte BOOTSTRAP = 13;
+    private static final byte FENCED = 14;
 
     private static final byte CREATE_OBJECT = 1;
     private static final byte DELETE_OBJECT = 2;
@@ -229,6 +234,11 @@ public final class MetadataCodec {
                 out.writeUTF(c.node());
                 out.writeBoolean(c.draining());
             }
+            case Fenced c -> {
+                out.writeByte(FENCED);
+                out.writeLong(c.leaderTerm());
+                writeCommand(out, c.command());
+            }
         }
     }
 
@@ -304,6 +314,17 @@ public final class MetadataCodec {
             case UNBIND -> new Unbind(in.readUTF(), readBinding(in));
             case COORDINATION -> new Coordination(readCoordination(in));
             case SET_DRAINING -> new SetDraining(in.readUTF(), in.readBoolean());
+            case FENCED -> {
+                long term = in.readLong();
+                if (term < 0) {
+                    throw new MetadataCodecException("negative leader term " + term);
+                }
+                MetadataCommand inner = readCommand(in);
+                if (inner instanceof Fenced) {
+                    throw new MetadataCodecException("a fenced command inside another");
+                }
+                yield new Fenced(term, inner);
+            }
             default -> throw new MetadataCodecException("unknown metadata command tag " + tag);
         };
     }

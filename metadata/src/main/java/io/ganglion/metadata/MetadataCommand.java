@@ -63,4 +63,24 @@ public sealed interface MetadataCommand {
             Objects.requireNonNull(command, "command");
         }
     }
+
+    /**
+     * {@code command} as the leader of the metadata log in term {@code leaderTerm} proposed it: the controller's
+     * commands. A replicated log applies it only from an entry appended in that same term, that is by that same
+     * leadership, and rejects it from any other; the image applies the command inside (the term is the log's
+     * business). Why: a controller that froze (a long pause, SIGSTOP) wakes up with what it saw before, and its first
+     * tick blamed every broker for the silence; its leadership was gone, but the log's client took the proposal to
+     * the new leader, which committed it: healthy brokers down, an owner replaced (ReplicatedQueueIT case 4b in CI).
+     */
+    record Fenced(long leaderTerm, MetadataCommand command) implements MetadataCommand {
+        public Fenced {
+            Objects.requireNonNull(command, "command");
+            if (leaderTerm < 0) {
+                throw new IllegalArgumentException("negative leader term " + leaderTerm);
+            }
+            if (command instanceof Fenced) {
+                throw new IllegalArgumentException("a fenced command inside another");
+            }
+        }
+    }
 }

@@ -14,6 +14,7 @@ import io.ganglion.metadata.MetadataCommand.DeleteExchange;
 import io.ganglion.metadata.MetadataCommand.DeleteQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
+import io.ganglion.metadata.MetadataCommand.Fenced;
 import io.ganglion.metadata.MetadataCommand.PutUser;
 import io.ganglion.metadata.MetadataCommand.PutVhost;
 import io.ganglion.metadata.MetadataCommand.SetDraining;
@@ -81,6 +82,22 @@ public record MetadataImage(
         }
     }
 
+    /**
+     * {@code command} applied from an entry that a replicated log appended in term {@code entryTerm}: a {@link Fenced}
+     * command of another term is rejected (the leadership that proposed it had ended when the entry was appended, by
+     * another leader), anything else is {@link #apply(MetadataCommand)}. Every server sees the same entry with the same
+     * term, so every server decides alike.
+     */
+    public Applied apply(MetadataCommand command, long entryTerm) {
+        if (command instanceof Fenced fenced && fenced.leaderTerm() != entryTerm) {
+            return rejected(
+                    Kind.PRECONDITION_FAILED,
+                    "proposed by the metadata leader of term " + fenced.leaderTerm() + " and appended in term "
+                            + entryTerm + ": that leadership had ended");
+        }
+        return apply(command);
+    }
+
     public Applied apply(MetadataCommand command) {
         return switch (command) {
             case PutVhost put ->
@@ -103,6 +120,7 @@ public record MetadataImage(
             case Bind bind -> bind(bind.vhost(), bind.binding(), true);
             case Unbind unbind -> bind(unbind.vhost(), unbind.binding(), false);
             case Coordination c -> applyCoordination(c.command());
+            case Fenced f -> apply(f.command()); // the term is checked by the log that knows it
             case Bootstrap b ->
                 vhosts.isEmpty() && users.isEmpty()
                         ? accepted(

@@ -97,8 +97,9 @@ public final class MetadataImageCodec {
             MetadataImage image = MetadataImage.empty();
             for (int i = 0; i < commands; i++) {
                 MetadataCommand command = MetadataCodec.readCommand(in);
-                if (command instanceof MetadataCommand.Coordination) {
-                    throw new MetadataCodecException("coordination command in the topology part of an image");
+                if (command instanceof MetadataCommand.Coordination || command instanceof MetadataCommand.Fenced) {
+                    throw new MetadataCodecException(
+                            command.getClass().getSimpleName() + " command in the topology part of an image");
                 }
                 MetadataImage.Applied applied = image.apply(command);
                 if (applied.rejection().isPresent()) {

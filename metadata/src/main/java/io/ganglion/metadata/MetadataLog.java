@@ -26,12 +26,23 @@ public interface MetadataLog extends AutoCloseable {
     /**
      * Whether this broker leads the metadata log and may run the controller: it is the leader and its image holds every
      * command committed before its leadership began. Safe from any thread (a volatile read); by the time the caller acts
-     * the leadership may be gone, which is safe because a stale controller's commands are rejected when applied.
+     * the leadership may be gone, which is safe because the controller's commands are fenced with its {@link
+     * #leaderTerm} and rejected when applied in another.
      *
      * <p>A log of one node always leads, which is the default.
      */
     default boolean isLeader() {
         return true;
+    }
+
+    /**
+     * The term of this broker's current leadership of the log, if it leads. The controller fences its commands with
+     * the term its leadership began in ({@link MetadataCommand.Fenced}): wherever such a command ends up appended after
+     * that leadership ended (a log's client takes a proposal the old leader refuses to the new one), it is rejected.
+     * A log of one node leads in term 0 for good.
+     */
+    default java.util.OptionalLong leaderTerm() {
+        return isLeader() ? java.util.OptionalLong.of(0) : java.util.OptionalLong.empty();
     }
 
     /**

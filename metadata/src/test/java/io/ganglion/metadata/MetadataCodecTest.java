@@ -170,6 +170,35 @@ class MetadataCodecTest {
         assertThatThrownBy(() -> new CoordinationCommand.Batch(List.of())).isInstanceOf(IllegalArgumentException.class);
     }
 
+    /** A controller's entry with the term it leads in: equal after a round trip; nested or negative is bad bytes. */
+    @Test
+    void shouldRoundTripAFencedCommandAndRefuseANestedOrNegativeOne() throws MetadataCodecException {
+        MetadataCommand.Fenced fenced = new MetadataCommand.Fenced(
+                Long.MAX_VALUE,
+                new Coordination(new CoordinationCommand.CommitLiveSet(
+                        List.of(NodeState.live(NodeId.of("n1"), new Incarnation(2), 5, false)))));
+        byte[] bytes = MetadataCodec.encode(fenced);
+        assertThat(MetadataCodec.decode(bytes)).isEqualTo(fenced);
+        assertThat(MetadataCodec.decode(MetadataCodec.encode(new MetadataCommand.Fenced(0, new PutVhost("/")))))
+                .isEqualTo(new MetadataCommand.Fenced(0, new PutVhost("/")));
+
+        // version, tag 14, term(8), then the command's tag: make it a fenced one (tag 14) too
+        byte[] nested = java.util.Arrays.copyOf(bytes, bytes.length + 9);
+        System.arraycopy(bytes, 1, nested, 10, bytes.length - 1);
+        assertThat(nested[10]).isEqualTo((byte) 14);
+        assertThatThrownBy(() -> MetadataCodec.decode(nested))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("fenced command inside another");
+        byte[] negative = bytes.clone();
+        negative[2] = (byte) 0x80;
+        assertThatThrownBy(() -> MetadataCodec.decode(negative))
+                .isInstanceOf(MetadataCodecException.class)
+                .hasMessageContaining("negative leader term");
+        assertThatThrownBy(() -> new MetadataCommand.Fenced(1, fenced)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new MetadataCommand.Fenced(-1, new PutVhost("/")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
     /** Bytes that frame correctly but hold a value the coordination records refuse are bad bytes too. */
     @Test
     void shouldRefuseOutOfRangeCoordinationValues() {
@@ -218,7 +247,7 @@ class MetadataCodecTest {
 
     private static MetadataCommand randomCommand(SplittableRandom random) {
         String vhost = word(random);
-        return switch (random.nextInt(14)) {
+        return switch (random.nextInt(16)) {
             case 0 -> new PutVhost(vhost);
             case 1 -> new DeleteVhost(vhost);
             case 2 ->
@@ -257,8 +286,14 @@ class MetadataCodecTest {
             case 11 ->
                 new MetadataCommand.Bootstrap(
                         User.withPassword(word(random), word(random), new byte[] {5, 6, 7, 8}, List.of(word(random))));
+            case 12, 13 -> new MetadataCommand.Fenced(random.nextLong(0, Long.MAX_VALUE), randomUnfenced(random));
             default -> new Coordination(MetadataGenerators.coordinationCommand(random));
         };
+    }
+
+    private static MetadataCommand randomUnfenced(SplittableRandom random) {
+        MetadataCommand command = randomCommand(random);
+        return command instanceof MetadataCommand.Fenced fenced ? fenced.command() : command;
     }
 
     private static Binding binding(SplittableRandom random) {

@@ -158,6 +158,32 @@ class MetadataImageTest {
                 .isZero();
     }
 
+    /**
+     * A fenced command applies only from an entry of the term it names: from another, it is an entry that changes
+     * nothing but the applied index. Unfenced commands apply in any term, and without a term the command inside
+     * applies (a log of one node).
+     */
+    @Test
+    void shouldApplyAFencedCommandOnlyInItsOwnTerm() {
+        MetadataImage image = MetadataImage.empty();
+        MetadataCommand.Fenced fenced = new MetadataCommand.Fenced(3, new PutVhost("a"));
+
+        MetadataImage.Applied own = image.apply(fenced, 3);
+        assertThat(own.accepted()).isTrue();
+        assertThat(own.image().vhost("a")).isPresent();
+
+        MetadataImage.Applied other = image.apply(fenced, 4);
+        assertThat(other.rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.PRECONDITION_FAILED))
+                .hasValueSatisfying(
+                        r -> assertThat(r.message()).contains("term 3").contains("term 4"));
+        assertThat(other.image().vhost("a")).isEmpty();
+        assertThat(other.image().appliedIndex()).isEqualTo(image.appliedIndex() + 1);
+
+        assertThat(image.apply(new PutVhost("a"), 4).accepted()).isTrue();
+        assertThat(image.apply(fenced).image().vhost("a")).isPresent();
+    }
+
     @Test
     void shouldCheckPasswords() {
         User user = User.withPassword("alice", "s3cret", new byte[] {9, 8, 7, 6}, List.of());

@@ -39,11 +39,16 @@ import org.slf4j.LoggerFactory;
  * committed one when leadership begins; heartbeats (from every broker, this one included) make a node live with its
  * incarnation and draining flag; a closed connection with no heartbeat within {@code liveness.eager_failover_ms} takes
  * it down (eager failover); expiry takes down a node silent for {@code liveness.expiry_ms}, but only once this
- * controller has led for one expiry period. Runtime settings are read from the image at every tick.
+ * controller has watched for one expiry period: since its leadership began, or since it last stood still (a tick half
+ * an expiry period or more after the one before: the heartbeats of that time wait behind it). Runtime settings are read
+ * from the image at every tick.
  *
  * <p>One tick's commands are proposed as one log entry (a batch, applied in order), and the next tick proposes none of
- * them again until that entry is committed, so a slow log is not flooded with the same command. A command from a
- * controller that lost its leadership is harmless: the state machine rejects what no longer fits.
+ * them again until that entry is committed, so a slow log is not flooded with the same command. Every entry is fenced
+ * with the log's term this controller leads in ({@link MetadataCommand.Fenced}): a controller that lost its leadership
+ * may tick once more on what it saw before (after a freeze, it saw every broker silent), and the log's client takes a
+ * proposal the old leader refuses to the new one; there the entry is appended in another term and rejected. Within its
+ * term, the state machine still rejects what no longer fits.
  */
 public final class Controller implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Controller.class);
@@ -57,7 +62,17 @@ public final class Controller implements AutoCloseable {
 
     // controller thread only
     private boolean active;
-    private long leaderSinceMs;
+    /** The metadata log's term this controller leads in: its commands are fenced with it. */
+    private long leaderTerm;
+    /**
+     * Since when this controller has been watching heartbeats without a break: since its leadership began, or since it
+     * last stood still for half an expiry period or more (see {@link #tick}). Expiry takes down only a node silent for
+     * an expiry period of this watch.
+     */
+    private long watchingSinceMs;
+    /** When the last tick ran, to see that the controller stood still in between. */
+    private long lastTickMs;
+
     private LiveSet observed = LiveSet.empty();
     private RecoveryBackoff backoff = RecoveryBackoff.none();
     private SortedMap<ObjectId, List<NodeId>> held = new TreeMap<>();
@@ -264,15 +279,24 @@ public final class Controller implements AutoCloseable {
         if (leader == active) {
             return;
         }
+        java.util.OptionalLong term = log.leaderTerm();
+        if (leader && term.isEmpty()) {
+            LOG.debug("event=controller_leadership_gone_before_start node={}", self); // its end is on its way
+            return;
+        }
         active = leader;
         if (leader) {
-            leaderSinceMs = clock.millis();
+            leaderTerm = term.getAsLong();
+            long leaderSinceMs = clock.millis();
+            watchingSinceMs = leaderSinceMs;
+            lastTickMs = leaderSinceMs;
             observed = log.image().coordination().liveSet();
             backoff = RecoveryBackoff.none();
             LOG.info(
-                    "event=controller_started node={} index={}",
+                    "event=controller_started node={} index={} term={}",
                     self,
-                    log.image().appliedIndex());
+                    log.image().appliedIndex(),
+                    leaderTerm);
             long eager = setting(RuntimeSettings.EAGER_FAILOVER_MS);
             closedAtMs.forEach(
                     (node, closedAt) -> scheduleEagerFailover(node, closedAt, closedAt + eager - leaderSinceMs));
@@ -304,8 +328,17 @@ public final class Controller implements AutoCloseable {
         }
         try {
             long now = clock.millis();
+            long expiryMs = setting(RuntimeSettings.EXPIRY_MS);
+            if (now - lastTickMs >= expiryMs / 2) {
+                // The controller stood still (a long pause, SIGSTOP, a starved host): the heartbeats of that time wait
+                // behind this tick, and the silence is its own. After a SIGSTOP past expiry, its first tick took every
+                // broker down, itself included. Watch again from now, as a new controller does.
+                LOG.info("event=controller_stood_still node={} ms={}", self, now - lastTickMs);
+                watchingSinceMs = now;
+            }
+            lastTickMs = now;
             CoordinationImage committed = log.image().coordination();
-            LiveSet expired = observed.expire(now, setting(RuntimeSettings.EXPIRY_MS), leaderSinceMs);
+            LiveSet expired = observed.expire(now, expiryMs, watchingSinceMs);
             if (expired != observed) {
                 expired.changesSince(observed)
                         .forEach(state -> LOG.info("event=liveness_expired node={}", state.node()));
@@ -438,7 +471,7 @@ public final class Controller implements AutoCloseable {
     private CompletableFuture<Void> proposeAsOneEntry(List<CoordinationCommand> commands) {
         CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
         unconfirmed.addAll(commands);
-        return log.propose(new MetadataCommand.Coordination(entry))
+        return log.propose(new MetadataCommand.Fenced(leaderTerm, new MetadataCommand.Coordination(entry)))
                 .whenComplete((applied, failure) -> onThread(() -> commands.forEach(unconfirmed::remove)))
                 .handle((applied, failure) -> {
                     if (failure != null) {

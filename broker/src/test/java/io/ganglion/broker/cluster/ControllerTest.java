@@ -77,6 +77,123 @@ class ControllerTest {
         }
     }
 
+    /**
+     * A controller that stood still (a long pause, SIGSTOP) past the expiry period ticks before it handles the
+     * heartbeats that waited meanwhile: the silence is its own, and it takes no one down for it (it took down every
+     * broker, itself included). A broker that stays silent for an expiry period after that still goes.
+     */
+    @Test
+    void shouldNotExpireBrokersForTheTimeItStoodStill() throws Exception {
+        java.util.concurrent.atomic.AtomicLong skewMs = new java.util.concurrent.atomic.AtomicLong();
+        Clock clock = new SkewedClock(skewMs);
+        java.util.concurrent.atomic.AtomicBoolean beating = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.atomic.AtomicBoolean bBeats = new java.util.concurrent.atomic.AtomicBoolean(true);
+        java.util.concurrent.ScheduledExecutorService beats =
+                java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+        try (MetadataLog log = FileMetadataLogs.open(dir);
+                Controller controller = new Controller(A, log, clock, request -> {})) {
+            log.propose(new MetadataCommand.Coordination(
+                            new CoordinationCommand.SetSettings(java.util.Map.of("liveness.expiry_ms", "1000"))))
+                    .get(10, TimeUnit.SECONDS);
+            beats.scheduleAtFixedRate(
+                    () -> {
+                        if (beating.get()) {
+                            controller.heartbeat(A, new Incarnation(1), false);
+                            if (bBeats.get()) {
+                                controller.heartbeat(B, new Incarnation(1), false);
+                            }
+                        }
+                    },
+                    0,
+                    50,
+                    TimeUnit.MILLISECONDS);
+            awaitImage(log, states -> states.stream().filter(NodeState::live).count() == 2);
+            Thread.sleep(1_300); // the controller has watched for one expiry period: expiry is armed
+
+            beating.set(false);
+            skewMs.addAndGet(5_000); // its next tick comes 5 s after the one before, as after a freeze
+            List<Boolean> seen = new ArrayList<>();
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
+            while (System.nanoTime() < until) {
+                seen.add(state(log, A).live() && state(log, B).live());
+                Thread.sleep(20);
+            }
+            beating.set(true); // the heartbeats that waited behind the tick
+            until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(400);
+            while (System.nanoTime() < until) {
+                seen.add(state(log, A).live() && state(log, B).live());
+                Thread.sleep(20);
+            }
+            assertThat(seen).as("both live after the standstill").doesNotContain(false);
+
+            bBeats.set(false);
+            awaitImage(log, states -> states.stream().anyMatch(s -> s.node().equals(B) && !s.live()));
+            assertThat(state(log, B).reason()).contains(DownReason.LIVENESS_EXPIRY);
+            assertThat(state(log, A).live()).isTrue();
+        } finally {
+            beats.shutdownNow();
+        }
+    }
+
+    /** The system clock, {@code skewMs} ahead. */
+    private static final class SkewedClock extends Clock {
+        private final java.util.concurrent.atomic.AtomicLong skewMs;
+
+        SkewedClock(java.util.concurrent.atomic.AtomicLong skewMs) {
+            this.skewMs = skewMs;
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            return java.time.Instant.ofEpochMilli(millis());
+        }
+
+        @Override
+        public long millis() {
+            return System.currentTimeMillis() + skewMs.get();
+        }
+    }
+
+    /**
+     * Every entry the controller proposes is fenced with the term it leads in: the log rejects it from an entry of any
+     * other term (a controller deposed while it ticked; see RatisMetadataLogIT).
+     */
+    @Test
+    void shouldFenceEveryProposalWithTheTermItLeadsIn() throws Exception {
+        try (MetadataLog file = FileMetadataLogs.open(dir)) {
+            List<MetadataCommand> proposed = java.util.Collections.synchronizedList(new ArrayList<>());
+            MetadataLog termSeven = new Passing(file, true, proposed, 7);
+            try (Controller controller = new Controller(A, termSeven, Clock.systemUTC(), r -> {})) {
+                controller.heartbeat(A, new Incarnation(1), false);
+                controller.heartbeat(B, new Incarnation(1), false);
+                awaitImage(
+                        file, states -> states.stream().filter(NodeState::live).count() == 2);
+                controller.connectionClosed(B);
+                awaitImage(
+                        file, states -> states.stream().anyMatch(s -> s.node().equals(B) && !s.live()));
+            }
+            synchronized (proposed) {
+                assertThat(proposed)
+                        .isNotEmpty()
+                        .allSatisfy(command -> assertThat(command)
+                                .isInstanceOfSatisfying(
+                                        MetadataCommand.Fenced.class,
+                                        fenced ->
+                                                assertThat(fenced.leaderTerm()).isEqualTo(7)));
+            }
+        }
+    }
+
     @Test
     void shouldNotTakeDownANodeThatHeartbeatsAgainWithinTheEagerFailoverDelay() throws Exception {
         try (MetadataLog log = FileMetadataLogs.open(dir);
@@ -324,7 +441,9 @@ class ControllerTest {
     private static List<List<io.ganglion.coordination.HistoryRecord>> historyRecords(List<MetadataCommand> proposed) {
         List<List<io.ganglion.coordination.HistoryRecord>> entries = new ArrayList<>();
         synchronized (proposed) {
-            for (MetadataCommand command : proposed) {
+            for (MetadataCommand proposal : proposed) {
+                MetadataCommand command =
+                        proposal instanceof MetadataCommand.Fenced fenced ? fenced.command() : proposal;
                 List<io.ganglion.coordination.CoordinationCommand> commands = switch (command) {
                     case MetadataCommand.Coordination(io.ganglion.coordination.CoordinationCommand.Batch batch) ->
                         batch.commands();
@@ -360,9 +479,19 @@ class ControllerTest {
 
     /**
      * The metadata log as a broker sees it: reads and proposals pass through, each proposal is noted in {@code
-     * proposed}; with {@code leads} false some other broker leads and leadership never comes.
+     * proposed}; with {@code leads} false some other broker leads and leadership never comes; it leads in {@code term}.
      */
-    private record Passing(MetadataLog log, boolean leads, List<MetadataCommand> proposed) implements MetadataLog {
+    private record Passing(MetadataLog log, boolean leads, List<MetadataCommand> proposed, long term)
+            implements MetadataLog {
+        Passing(MetadataLog log, boolean leads, List<MetadataCommand> proposed) {
+            this(log, leads, proposed, 0);
+        }
+
+        @Override
+        public java.util.OptionalLong leaderTerm() {
+            return isLeader() ? java.util.OptionalLong.of(term) : java.util.OptionalLong.empty();
+        }
+
         @Override
         public CompletableFuture<MetadataImage.Applied> propose(MetadataCommand command) {
             proposed.add(command);

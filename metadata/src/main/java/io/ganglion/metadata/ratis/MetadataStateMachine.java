@@ -92,10 +92,13 @@ final class MetadataStateMachine extends BaseStateMachine {
     private boolean closed;
 
     private final Object leadership = new Object();
-    // guarded by leadership; leaderView mirrors it for lock-free reads
-    private boolean leader;
+    /** No leadership: {@link #leaderTerm} when this server does not lead. */
+    private static final long NOT_LEADER = -1;
+
+    // guarded by leadership; leaderTermView mirrors it for lock-free reads
+    private long leaderTerm = NOT_LEADER;
     private final List<Consumer<Boolean>> leaderListeners = new CopyOnWriteArrayList<>();
-    private volatile boolean leaderView;
+    private volatile long leaderTermView = NOT_LEADER;
 
     MetadataStateMachine(String nodeId) {
         this.nodeId = nodeId;
@@ -115,13 +118,19 @@ final class MetadataStateMachine extends BaseStateMachine {
     }
 
     boolean isLeader() {
-        return leaderView;
+        return leaderTermView != NOT_LEADER;
+    }
+
+    /** The term this server leads in (and is ready in), if it leads. */
+    java.util.OptionalLong leaderTerm() {
+        long term = leaderTermView;
+        return term == NOT_LEADER ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(term);
     }
 
     void onLeaderChange(Consumer<Boolean> listener) {
         synchronized (leadership) {
             leaderListeners.add(listener);
-            listener.accept(leader);
+            listener.accept(leaderTerm != NOT_LEADER);
         }
     }
 
@@ -165,7 +174,15 @@ final class MetadataStateMachine extends BaseStateMachine {
         ProposalReply reply;
         try {
             MetadataImage.Applied applied =
-                    before.apply(MetadataCodec.decode(data.getLogData().toByteArray()));
+                    before.apply(MetadataCodec.decode(data.getLogData().toByteArray()), entry.getTerm());
+            applied.rejection()
+                    .filter(ignored -> LOG.isDebugEnabled())
+                    .ifPresent(rejection -> LOG.debug(
+                            "event=metadata_entry_rejected node={} index={} term={} reason={}",
+                            nodeId,
+                            entry.getIndex(),
+                            entry.getTerm(),
+                            rejection.message()));
             after = applied.image();
             reply = applied.rejection()
                     .<ProposalReply>map(ProposalReply.Rejected::new)
@@ -363,43 +380,61 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     @Override
     public void notifyLeaderReady() {
-        setLeader(true, "ready");
+        try {
+            setLeader(getServer().join().getDivision(getGroupId()).getInfo().getCurrentTerm(), "ready");
+        } catch (IOException | RuntimeException e) {
+            // the division is gone (the server is closing): there is no leadership to take up
+            LOG.warn("event=metadata_leader_term_unknown node={} reason={}", nodeId, e.toString());
+        }
     }
 
     @Override
     public void notifyNotLeader(Collection<TransactionContext> pendingEntries) {
-        setLeader(false, "stepped_down");
+        setLeader(NOT_LEADER, "stepped_down");
     }
 
     @Override
     public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeaderId) {
         LOG.debug("event=metadata_leader_known node={} leader={}", nodeId, newLeaderId);
         if (!member.getPeerId().equals(newLeaderId)) {
-            setLeader(false, "other_leader");
+            setLeader(NOT_LEADER, "other_leader");
         }
     }
 
-    private void setLeader(boolean now, String why) {
+    /**
+     * Leadership in {@code term}, or none ({@link #NOT_LEADER}). A new term while leading ends the old leadership
+     * first: the listeners hear {@code false} then {@code true}, and what a controller built in the old term goes.
+     */
+    private void setLeader(long term, String why) {
         synchronized (leadership) {
-            if (leader == now) {
+            if (leaderTerm == term) {
                 return;
             }
-            leader = now;
-            leaderView = now;
-            LOG.info("event=metadata_leadership node={} leader={} why={}", nodeId, now, why);
-            for (Consumer<Boolean> listener : leaderListeners) {
-                try {
-                    listener.accept(now);
-                } catch (RuntimeException e) {
-                    LOG.error("event=metadata_leader_listener_failed node={}", nodeId, e);
-                }
+            if (leaderTerm != NOT_LEADER && term != NOT_LEADER) {
+                changeLeadership(NOT_LEADER, "new_term");
+            }
+            changeLeadership(term, why);
+        }
+    }
+
+    /** Under {@code leadership}. */
+    private void changeLeadership(long term, String why) {
+        boolean now = term != NOT_LEADER;
+        leaderTerm = term;
+        leaderTermView = term;
+        LOG.info("event=metadata_leadership node={} leader={} term={} why={}", nodeId, now, term, why);
+        for (Consumer<Boolean> listener : leaderListeners) {
+            try {
+                listener.accept(now);
+            } catch (RuntimeException e) {
+                LOG.error("event=metadata_leader_listener_failed node={}", nodeId, e);
             }
         }
     }
 
     @Override
     public void close() throws IOException {
-        setLeader(false, "closed");
+        setLeader(NOT_LEADER, "closed");
         List<CompletableFuture<MetadataImage>> pending;
         List<CompletableFuture<Void>> applied;
         synchronized (this) {

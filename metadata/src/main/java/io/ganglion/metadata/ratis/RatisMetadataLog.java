@@ -383,6 +383,11 @@ public final class RatisMetadataLog implements MetadataLog {
     }
 
     @Override
+    public java.util.OptionalLong leaderTerm() {
+        return stateMachine.leaderTerm();
+    }
+
+    @Override
     public void onLeaderChange(Consumer<Boolean> listener) {
         stateMachine.onLeaderChange(listener);
     }

@@ -184,6 +184,51 @@ class RatisMetadataLogIT {
         assertThat(returned.isLeader()).isFalse();
     }
 
+    /**
+     * A command fenced with the term its leader led in is applied only from an entry of that term: once that leader
+     * stopped and another was elected, the same command proposed through a follower (as the log's client takes a
+     * proposal the old leader refuses to the new one) reaches the new leader and is rejected there. Fenced with the new
+     * leader's term, it is applied. A controller deposed while it ticked can commit nothing.
+     */
+    @Test
+    void shouldApplyAFencedCommandOnlyInTheTermItNames() throws Exception {
+        cluster = RatisTestCluster.create(root, 3, config -> config);
+        cluster.startAll();
+        RatisMetadataLog first = cluster.awaitLeader();
+        long firstTerm = leaderTerm(first);
+        assertThat(commit(first, new MetadataCommand.Fenced(firstTerm, new MetadataCommand.PutVhost("/")))
+                        .accepted())
+                .isTrue();
+        assertThat(cluster.aFollower().leaderTerm())
+                .as("a follower leads in no term")
+                .isEmpty();
+
+        cluster.stop(first.nodeId());
+        RatisMetadataLog second = cluster.awaitLeader();
+        long secondTerm = leaderTerm(second);
+        assertThat(secondTerm).isGreaterThan(firstTerm);
+
+        MetadataImage.Applied stale =
+                commit(cluster.aFollower(), new MetadataCommand.Fenced(firstTerm, queue("stale")));
+        assertThat(stale.rejection())
+                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Rejection.Kind.PRECONDITION_FAILED))
+                .hasValueSatisfying(r ->
+                        assertThat(r.message()).contains("term " + firstTerm).contains("term " + secondTerm));
+        assertThat(stale.image().vhost("/").orElseThrow().queue("stale")).isEmpty();
+
+        MetadataImage.Applied current = commit(second, new MetadataCommand.Fenced(secondTerm, queue("current")));
+        assertThat(current.accepted()).isTrue();
+        assertThat(cluster.awaitConverged().vhost("/").orElseThrow().queues()).containsOnlyKeys("current");
+    }
+
+    private static long leaderTerm(RatisMetadataLog log) {
+        return RatisTestCluster.await(
+                log.nodeId() + "'s leader term",
+                () -> log.leaderTerm().isPresent()
+                        ? Optional.of(log.leaderTerm().getAsLong())
+                        : Optional.empty());
+    }
+
     /** Listeners run just after the leadership flag changes, so a test that saw the flag waits for the listener. */
     private static void awaitLastLeadership(Map<String, List<Boolean>> leadership, String node, boolean expected) {
         RatisTestCluster.await(node + "'s listener to hear leader=" + expected, () -> {
