@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * incarnation and draining flag; a closed connection with no heartbeat within {@code liveness.eager_failover_ms} takes
  * it down (eager failover); expiry takes down a node silent for {@code liveness.expiry_ms}, but only once this
  * controller has watched for one expiry period: since its leadership began, or since it last stood still (a tick half
- * an expiry period or more after the one before: the heartbeats of that time wait behind it). Runtime settings are read
+ * an expiry period or more later than due: the heartbeats of that time wait behind it). Runtime settings are read
  * from the image at every tick.
  *
  * <p>One tick's commands are proposed as one log entry (a batch, applied in order), and the next tick proposes none of
@@ -66,7 +66,7 @@ public final class Controller implements AutoCloseable {
     private long leaderTerm;
     /**
      * Since when this controller has been watching heartbeats without a break: since its leadership began, or since it
-     * last stood still for half an expiry period or more (see {@link #tick}). Expiry takes down only a node silent for
+     * last stood still for half an expiry period or more beyond a tick period (see {@link #tick}). Expiry takes down only a node silent for
      * an expiry period of this watch.
      */
     private long watchingSinceMs;
@@ -329,7 +329,7 @@ public final class Controller implements AutoCloseable {
         try {
             long now = clock.millis();
             long expiryMs = setting(RuntimeSettings.EXPIRY_MS);
-            if (now - lastTickMs >= expiryMs / 2) {
+            if (now - lastTickMs >= setting(RuntimeSettings.TICK_MS) + expiryMs / 2) {
                 // The controller stood still (a long pause, SIGSTOP, a starved host): the heartbeats of that time wait
                 // behind this tick, and the silence is its own. After a SIGSTOP past expiry, its first tick took every
                 // broker down, itself included. Watch again from now, as a new controller does.

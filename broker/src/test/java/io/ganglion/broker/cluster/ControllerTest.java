@@ -135,6 +135,22 @@ class ControllerTest {
         }
     }
 
+    /** A tick period longer than half the expiry period is no standstill: expiry still takes a silent broker down. */
+    @Test
+    void shouldStillExpireASilentBrokerWithATickSlowerThanHalfTheExpiry() throws Exception {
+        try (MetadataLog log = FileMetadataLogs.open(dir);
+                Controller controller = new Controller(A, log, Clock.systemUTC(), request -> {})) {
+            log.propose(new MetadataCommand.Coordination(new CoordinationCommand.SetSettings(
+                            java.util.Map.of("liveness.expiry_ms", "400", "controller.tick_ms", "300"))))
+                    .get(10, TimeUnit.SECONDS);
+            controller.heartbeat(A, new Incarnation(1), false);
+            controller.heartbeat(B, new Incarnation(1), false);
+            awaitImage(log, states -> states.stream().filter(NodeState::live).count() == 2);
+            awaitImage(log, states -> states.stream().noneMatch(NodeState::live)); // neither heartbeats again
+            assertThat(state(log, B).reason()).contains(DownReason.LIVENESS_EXPIRY);
+        }
+    }
+
     /** The system clock, {@code skewMs} ahead. */
     private static final class SkewedClock extends Clock {
         private final java.util.concurrent.atomic.AtomicLong skewMs;
