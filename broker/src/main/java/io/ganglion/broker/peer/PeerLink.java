@@ -86,9 +86,9 @@ public final class PeerLink implements AutoCloseable {
     private final PeerHandler handler;
     private final Bootstrap dialTemplate;
 
-    // guarded by this
+    // guarded by this; closed is also read without the lock (volatile), by the refusal probe
     private final Map<NodeId, PeerDialer> dialers = new HashMap<>();
-    private boolean closed;
+    private volatile boolean closed;
 
     private PeerLink(
             PeerLinkConfig config,
@@ -209,10 +209,16 @@ public final class PeerLink implements AutoCloseable {
     /**
      * Whether {@code address} refuses a TCP connection now: true when the connect fails with "connection refused" (no
      * process listens there: a broker whose link just closed is dead, not cut off), false when it connects (closed at
-     * once, before any {@code Hello}) or fails any other way (a timeout says nothing). Never fails. Any thread.
+     * once, before any {@code Hello}) or fails any other way (a timeout says nothing). Never fails. Any thread. On a
+     * closed link, false at once: its own close closes every peer's connection, and each probe dialled on event loops
+     * shutting down made Netty log an ERROR ("Failed to submit a listener notification task") on a clean stop.
      */
     public CompletableFuture<Boolean> refusesConnections(InetSocketAddress address) {
         CompletableFuture<Boolean> refused = new CompletableFuture<>();
+        if (closed) {
+            refused.complete(false);
+            return refused;
+        }
         try {
             ChannelFuture connecting = dialTemplate
                     .clone()

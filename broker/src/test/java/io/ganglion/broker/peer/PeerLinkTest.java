@@ -88,6 +88,27 @@ class PeerLinkTest {
         assertThat(b.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
     }
 
+    /**
+     * A link's own close closes every peer's connection, and each disconnect asks for a probe: on a closed link it
+     * answers false at once instead of dialling on event loops that are shutting down (Netty logged an ERROR for each
+     * on a clean stop).
+     */
+    @Test
+    void shouldAnswerAProbeOnAClosedLinkWithoutDialling() throws Exception {
+        PeerLink link = start(config("ganglion", N1, 11, 0), new RecordingPeerHandler());
+        int closedPort;
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
+            closedPort = socket.getLocalPort();
+        }
+        link.close();
+
+        CompletableFuture<Boolean> probe = link.refusesConnections(address(closedPort));
+        assertThat(probe).as("answered at once").isDone();
+        assertThat(probe.get()).as("a port nothing listens on, not dialled").isFalse();
+        assertThat(link.refusesConnections(address(closedPort), 3, 5).get(5, TimeUnit.SECONDS))
+                .isFalse();
+    }
+
     /** A process closes its links before its listener: dials made as the link closes go on until one is refused. */
     @Test
     void shouldDialAgainUntilAPortThatStillListensRefuses() throws Exception {
