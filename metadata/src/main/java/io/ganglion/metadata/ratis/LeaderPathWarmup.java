@@ -101,7 +101,7 @@ public final class LeaderPathWarmup {
     static CompletableFuture<Void> closeLeadersFirst(List<RatisMetadataLog> logs) {
         List<RatisMetadataLog> leaders =
                 logs.stream().filter(RatisMetadataLog::isLeader).toList();
-        List<CompletableFuture<Void>> leadersClosing = new ArrayList<>();
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
         List<CompletableFuture<Void>> leadershipsEnded = new ArrayList<>();
         for (RatisMetadataLog leader : leaders) {
             CompletableFuture<Void> ended = new CompletableFuture<>();
@@ -111,7 +111,7 @@ public final class LeaderPathWarmup {
                 }
             });
             leadershipsEnded.add(ended);
-            leadersClosing.add(
+            closing.add(
                     CompletableFuture.runAsync(leader::close).whenComplete((ignored, failure) -> ended.complete(null)));
         }
         CompletableFuture<Void> othersClosing = CompletableFuture.allOf(
@@ -120,8 +120,8 @@ public final class LeaderPathWarmup {
                         .filter(log -> !leaders.contains(log))
                         .map(log -> CompletableFuture.runAsync(log::close))
                         .toArray(CompletableFuture[]::new)));
-        leadersClosing.add(othersClosing);
-        return CompletableFuture.allOf(leadersClosing.toArray(CompletableFuture[]::new));
+        closing.add(othersClosing);
+        return CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new));
     }
 
     /** {@code count} ports of {@code host} that were free a moment ago (bound to port 0, then released). */
