@@ -345,16 +345,7 @@ class ReplicatedQueueIT {
         BrokerChild other = byId(followers(queue).get(1));
 
         try (QueueTraffic traffic = new QueueTraffic(owner, owner, "resume", "r").consume()) {
-            traffic.publish(100);
-            signal(paused, "STOP");
-            try {
-                traffic.publish(300);
-                assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
-                awaitQueue(owner, "resume", q -> q.path("held").toString().contains(paused.nodeId()));
-            } finally {
-                signal(paused, "CONT");
-            }
-            JsonNode resumed = awaitQueue(owner, "resume", q -> q.path("held").isEmpty() && countsAgain(q, paused));
+            JsonNode resumed = freezeUntilHeld(traffic, owner, "resume", paused);
             assertThat(resumed.path("epoch").asLong()).isEqualTo(epoch);
             traffic.publish(100, i -> {
                 if (i == 20) {
@@ -390,17 +381,8 @@ class ReplicatedQueueIT {
         long epoch = queue.path("epoch").asLong();
 
         try (QueueTraffic traffic = new QueueTraffic(owner, owner, "frozen", "f").consume()) {
-            traffic.publish(100);
-            signal(frozen, "STOP");
-            try {
-                traffic.publish(300);
-                assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
-                // held: a new controller saw the frozen one silent for the expiry period
-                awaitQueue(owner, "frozen", q -> q.path("held").toString().contains(frozen.nodeId()));
-            } finally {
-                signal(frozen, "CONT");
-            }
-            JsonNode back = awaitQueue(owner, "frozen", q -> q.path("held").isEmpty() && countsAgain(q, frozen));
+            // held while frozen: a new controller saw the frozen one silent for the expiry period
+            JsonNode back = freezeUntilHeld(traffic, owner, "frozen", frozen);
             assertThat(back.path("epoch").asLong()).as("%s", back).isEqualTo(epoch);
             assertThat(back.path("owner").asText()).isEqualTo(owner.nodeId());
             traffic.publish(100);
@@ -419,6 +401,25 @@ class ReplicatedQueueIT {
                     .as("healthy brokers taken down, in %s's log", broker.nodeId())
                     .isEmpty();
         }
+    }
+
+    /**
+     * Publishes 100 messages, stops {@code follower} (SIGSTOP), publishes 300 more that must all settle while the
+     * owner holds it, then lets it run again (SIGCONT) and returns the queue once it is no longer held and the follower
+     * counts again.
+     */
+    private static JsonNode freezeUntilHeld(QueueTraffic traffic, BrokerChild owner, String name, BrokerChild follower)
+            throws Exception {
+        traffic.publish(100);
+        signal(follower, "STOP");
+        try {
+            traffic.publish(300);
+            assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
+            awaitQueue(owner, name, q -> q.path("held").toString().contains(follower.nodeId()));
+        } finally {
+            signal(follower, "CONT");
+        }
+        return awaitQueue(owner, name, q -> q.path("held").isEmpty() && countsAgain(q, follower));
     }
 
     private static void signal(BrokerChild broker, String signal) throws Exception {

@@ -151,22 +151,28 @@ class ControllerTest {
         }
     }
 
-    /** The system clock, {@code skewMs} ahead. */
+    /** The system clock, {@code skewMs} ahead, in {@code zone}. */
     private static final class SkewedClock extends Clock {
         private final java.util.concurrent.atomic.AtomicLong skewMs;
+        private final java.time.ZoneId zone;
 
         SkewedClock(java.util.concurrent.atomic.AtomicLong skewMs) {
+            this(skewMs, java.time.ZoneOffset.UTC);
+        }
+
+        private SkewedClock(java.util.concurrent.atomic.AtomicLong skewMs, java.time.ZoneId zone) {
             this.skewMs = skewMs;
+            this.zone = zone;
         }
 
         @Override
         public java.time.ZoneId getZone() {
-            return java.time.ZoneOffset.UTC;
+            return zone;
         }
 
         @Override
         public Clock withZone(java.time.ZoneId zone) {
-            throw new UnsupportedOperationException();
+            return new SkewedClock(skewMs, zone);
         }
 
         @Override
