@@ -36,6 +36,10 @@ import java.util.Map;
  *   jit.compiler_nice = 19            `ganglion server` runs the JVM's C2 compiler threads at this nice value
  *                                      (0 to 19; 0: the JVM's own) so that compiling yields the cores to the
  *                                      broker's threads (CompilerPriority; Linux)
+ *   heap.soft_max_percent = 40        `ganglion server` asks the collector to keep the heap within this share of
+ *                                      the maximum heap while it can (the JVM's SoftMaxHeapSize, unless the JVM
+ *                                      options set it; 0: the JVM's own): a small resident broker is torn down
+ *                                      sooner when it is killed, and its death is seen sooner (SoftMaxHeap)
  * </pre>
  */
 public record BrokerConfig(
@@ -54,7 +58,8 @@ public record BrokerConfig(
         int segmentBytes,
         long groupCommitMicros,
         boolean metadataWarmup,
-        int compilerNice) {
+        int compilerNice,
+        int softMaxHeapPercent) {
 
     /** Whether this broker is one of a cluster (a seed list is configured). */
     public boolean clustered() {
@@ -84,7 +89,8 @@ public record BrokerConfig(
                 segmentBytes,
                 groupCommitMicros,
                 metadataWarmup,
-                compilerNice);
+                compilerNice,
+                softMaxHeapPercent);
     }
 
     private static final List<String> BROKER_KEYS = List.of(
@@ -102,7 +108,8 @@ public record BrokerConfig(
             "storage.segment_bytes",
             "storage.group_commit_us",
             "metadata.warmup",
-            "jit.compiler_nice");
+            "jit.compiler_nice",
+            "heap.soft_max_percent");
 
     /**
      * The metadata quorum's election timeouts: a follower that hears no leader for a random time in [min, max] runs for
@@ -120,6 +127,9 @@ public record BrokerConfig(
 
     /** The nice value of the C2 compiler threads of a broker started by {@code ganglion server} (see above). */
     public static final int DEFAULT_COMPILER_NICE = 19;
+
+    /** The share of the maximum heap a broker started by {@code ganglion server} asks its collector to keep to. */
+    public static final int DEFAULT_SOFT_MAX_HEAP_PERCENT = 40;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {
@@ -145,7 +155,8 @@ public record BrokerConfig(
                 DEFAULT_SEGMENT_BYTES,
                 DEFAULT_GROUP_COMMIT_MICROS,
                 true,
-                DEFAULT_COMPILER_NICE);
+                DEFAULT_COMPILER_NICE,
+                DEFAULT_SOFT_MAX_HEAP_PERCENT);
     }
 
     /** Reads {@code file} (if given) then applies {@code overrides}, in that order. */
@@ -200,6 +211,7 @@ public record BrokerConfig(
         long groupCommitMicros = DEFAULT_GROUP_COMMIT_MICROS;
         boolean warmup = base.metadataWarmup;
         int compilerNice = base.compilerNice;
+        int softMaxHeapPercent = base.softMaxHeapPercent;
         for (Map.Entry<String, String> entry : values.entrySet()) {
             String key = entry.getKey();
             String value = entry.getValue();
@@ -218,6 +230,7 @@ public record BrokerConfig(
                 case "storage.group_commit_us" -> groupCommitMicros = number(key, value, 0, 1_000_000);
                 case "metadata.warmup" -> warmup = bool(key, value);
                 case "jit.compiler_nice" -> compilerNice = (int) number(key, value, 0, 19);
+                case "heap.soft_max_percent" -> softMaxHeapPercent = (int) number(key, value, 0, 100);
                 case "cluster.seeds" -> {
                     try {
                         seeds = io.ganglion.broker.cluster.Seed.parseList(value);
@@ -274,7 +287,8 @@ public record BrokerConfig(
                 segmentBytes,
                 groupCommitMicros,
                 warmup,
-                compilerNice);
+                compilerNice,
+                softMaxHeapPercent);
     }
 
     private static boolean bool(String key, String value) throws ConfigException {

@@ -149,4 +149,23 @@ class BrokerConfigTest {
                 .hasMessageContaining("metadata.warmup")
                 .hasMessageContaining("expected true or false");
     }
+
+    @Test
+    void shouldTakeTheCompilerNiceAndTheSoftMaxHeapShareAndRefuseBadOnes() throws Exception {
+        assertThat(BrokerConfig.defaults().compilerNice()).isEqualTo(19);
+        assertThat(BrokerConfig.defaults().softMaxHeapPercent()).isEqualTo(40);
+        BrokerConfig set = BrokerConfig.load(null, Map.of("jit.compiler_nice", "0", "heap.soft_max_percent", "0"));
+        assertThat(set.compilerNice()).isZero();
+        assertThat(set.softMaxHeapPercent()).isZero();
+        assertThat(BrokerConfig.load(null, Map.of("heap.soft_max_percent", "100"))
+                        .softMaxHeapPercent())
+                .isEqualTo(100);
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("heap.soft_max_percent", "101")))
+                .hasMessageContaining("heap.soft_max_percent")
+                .hasMessageContaining("outside 0");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("heap.soft_max_percent", "40%")))
+                .hasMessageContaining("expected a whole number");
+        assertThatThrownBy(() -> BrokerConfig.load(null, Map.of("jit.compiler_nice", "20")))
+                .hasMessageContaining("jit.compiler_nice");
+    }
 }

@@ -140,6 +140,19 @@ final class BrokerChild implements AutoCloseable {
      */
     static final List<String> DEFAULT_JIT = List.of("-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0");
 
+    /**
+     * The initial heap a broker starts with unless its options set one: small, grown as the collector needs. The JVM's
+     * default is a 64th of the machine's memory (384 MB on 24 GB), committed at start and never given back below it,
+     * while a broker of the failover bench holds about 200 MB of heap under load within its soft maximum ({@code
+     * heap.soft_max_percent}, io.ganglion.broker.SoftMaxHeap): every resident megabyte is torn down before a killed
+     * broker's sockets close. bin/ganglion sets the same.
+     */
+    static final String DEFAULT_INITIAL_HEAP = "-Xms64m";
+
+    static boolean setsInitialHeap(String option) {
+        return option.startsWith("-Xms") || option.startsWith("-XX:InitialHeapSize=");
+    }
+
     /** The options a broker's JVM gets: the defaults above that {@code jvmOptions} does not set, then those. */
     static List<String> jvmCommand(List<String> jvmOptions) {
         return jvmCommand(jvmOptions, TRANSPARENT_HUGE_PAGES);
@@ -155,6 +168,9 @@ final class BrokerChild implements AutoCloseable {
             if (jvmOptions.stream().noneMatch(option -> option.startsWith(name))) {
                 options.add(jit);
             }
+        }
+        if (jvmOptions.stream().noneMatch(BrokerChild::setsInitialHeap)) {
+            options.add(DEFAULT_INITIAL_HEAP);
         }
         if (jvmOptions.stream().noneMatch(option -> option.contains("TransparentHugePages"))) {
             boolean zgc = jvmOptions.stream()

@@ -3,6 +3,7 @@ package io.ganglion.cli;
 import io.ganglion.broker.Broker;
 import io.ganglion.broker.BrokerConfig;
 import io.ganglion.broker.CompilerPriority;
+import io.ganglion.broker.SoftMaxHeap;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -91,6 +92,7 @@ public final class Main implements Runnable {
             }
             // before the broker starts: its start is when the JIT compiles most
             CompilerPriority.start(parsed.compilerNice());
+            SoftMaxHeap.apply(parsed.softMaxHeapPercent());
             Broker broker;
             try {
                 broker = Broker.start(parsed);

@@ -15,12 +15,16 @@ class BrokerChildTest {
     Path dir;
 
     @Test
-    void shouldGiveABrokerZgcAndTheTrapLimitsUnlessItsOptionsSetThem() throws IOException {
+    void shouldGiveABrokerZgcTheTrapLimitsAndASmallInitialHeapUnlessItsOptionsSetThem() throws IOException {
         Path kernel = hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
         assertThat(BrokerChild.jvmCommand(List.of("-Xmx256m"), kernel))
-                .containsExactly("-XX:+UseZGC", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0", "-Xmx256m");
-        assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100"), dir))
-                .containsExactly("-XX:PerBytecodeTrapLimit=0", "-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100");
+                .containsExactly(
+                        "-XX:+UseZGC", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0", "-Xms64m", "-Xmx256m");
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100", "-Xms1g"), dir))
+                .containsExactly(
+                        "-XX:PerBytecodeTrapLimit=0", "-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100", "-Xms1g");
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:InitialHeapSize=128m"), dir))
+                .doesNotContain(BrokerChild.DEFAULT_INITIAL_HEAP);
     }
 
     /** Huge pages for the heap only where the kernel grants them to the collector's kind of memory. */
@@ -42,6 +46,7 @@ class BrokerChildTest {
                         "-XX:+UseZGC",
                         "-XX:PerMethodTrapLimit=0",
                         "-XX:PerBytecodeTrapLimit=0",
+                        "-Xms64m",
                         "-XX:-UseTransparentHugePages");
         // no such files (not Linux, or no THP in the kernel): nothing asked
         assertThat(BrokerChild.jvmCommand(List.of(), dir.resolve("absent"))).doesNotContain(BrokerChild.HUGE_PAGES);
