@@ -33,9 +33,10 @@ import java.util.Map;
  *                                      0: a force as soon as the previous one ended)
  *   metadata.warmup = true            a voter runs a throwaway metadata group at start (1.5-3.5 s) so taking
  *                                      over as controller later runs warm code (LeaderPathWarmup)
- *   jit.compiler_nice = 19            `ganglion server` runs the JVM's C2 compiler threads at this nice value
+ *   jit.compiler_nice = 0             `ganglion server` runs the JVM's C2 compiler threads at this nice value
  *                                      (0 to 19; 0: the JVM's own) so that compiling yields the cores to the
- *                                      broker's threads (CompilerPriority; Linux)
+ *                                      broker's threads (CompilerPriority; Linux). Off by default: a broker killed
+ *                                      while a niced thread lives is torn down at that thread's priority
  *   heap.soft_max_percent = 40        `ganglion server` asks the collector to keep the heap within this share of
  *                                      the maximum heap while it can (the JVM's SoftMaxHeapSize, unless the JVM
  *                                      options set it; 0: the JVM's own): a small resident broker is torn down
@@ -125,8 +126,15 @@ public record BrokerConfig(
     public static final long DEFAULT_GROUP_COMMIT_MICROS =
             io.ganglion.storage.StorageConfig.DEFAULT_GROUP_COMMIT_NANOS / 1000;
 
-    /** The nice value of the C2 compiler threads of a broker started by {@code ganglion server} (see above). */
-    public static final int DEFAULT_COMPILER_NICE = 19;
+    /**
+     * The nice value of the C2 compiler threads of a broker started by {@code ganglion server} (see above): 0, the
+     * JVM's own. It was 19 from session 16 to 20. A process killed with SIGKILL is torn down by whichever of its threads
+     * exits last, and at that thread's priority: a niced C2 thread is scheduled last, so it was the one left running
+     * (state R) 0.3-0.7 s after the kill in the failover bench, and the killed broker's sockets, which its peers learn
+     * of the death from, closed up to 1.19 s after the SIGKILL against at most 0.19 s with the JVM's priority
+     * (docs/benchmarks.md, session 20).
+     */
+    public static final int DEFAULT_COMPILER_NICE = 0;
 
     /** The share of the maximum heap a broker started by {@code ganglion server} asks its collector to keep to. */
     public static final int DEFAULT_SOFT_MAX_HEAP_PERCENT = 40;

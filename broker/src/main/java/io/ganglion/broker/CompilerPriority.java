@@ -32,6 +32,12 @@ import org.slf4j.LoggerFactory;
  * again every {@value #RESCAN_SECONDS} seconds in {@code /proc/self/task} (a thread's name there is cut to 15
  * characters: {@value #C2_THREAD_PREFIX}...). The nice value is set with {@code setpriority(2)} on the thread id, which
  * an unprivileged process may do to raise it.
+ *
+ * <p>The price, found in session 20: a process killed with SIGKILL is torn down (its memory freed, its sockets closed)
+ * by whichever of its threads exits last, at that thread's priority. A C2 thread at nice 19 is scheduled last on busy
+ * cores, so it was that thread, and the killed broker's peers learned of the death up to 1.19 s after the SIGKILL. So
+ * {@code jit.compiler_nice} is 0 (off) by default; a machine where brokers restart more often than they die may still
+ * want it.
  */
 public final class CompilerPriority implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(CompilerPriority.class);

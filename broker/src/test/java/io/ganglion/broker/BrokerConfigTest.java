@@ -152,10 +152,10 @@ class BrokerConfigTest {
 
     @Test
     void shouldTakeTheCompilerNiceAndTheSoftMaxHeapShareAndRefuseBadOnes() throws Exception {
-        assertThat(BrokerConfig.defaults().compilerNice()).isEqualTo(19);
+        assertThat(BrokerConfig.defaults().compilerNice()).isZero();
         assertThat(BrokerConfig.defaults().softMaxHeapPercent()).isEqualTo(40);
-        BrokerConfig set = BrokerConfig.load(null, Map.of("jit.compiler_nice", "0", "heap.soft_max_percent", "0"));
-        assertThat(set.compilerNice()).isZero();
+        BrokerConfig set = BrokerConfig.load(null, Map.of("jit.compiler_nice", "19", "heap.soft_max_percent", "0"));
+        assertThat(set.compilerNice()).isEqualTo(19);
         assertThat(set.softMaxHeapPercent()).isZero();
         assertThat(BrokerConfig.load(null, Map.of("heap.soft_max_percent", "100"))
                         .softMaxHeapPercent())
