@@ -37,28 +37,22 @@ public final class SoftMaxHeap {
         if (percent == 0) {
             return OptionalLong.empty();
         }
-        HotSpotDiagnosticMXBean hotspot;
-        VMOption current;
         try {
-            hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-            current = hotspot.getVMOption(FLAG);
-        } catch (RuntimeException e) { // not a HotSpot JVM, or a JVM without the flag
-            LOG.info("event=soft_max_heap_unavailable cause={}", e.toString());
-            return OptionalLong.empty();
-        }
-        if (chosenElsewhere(current)) {
-            LOG.info("event=soft_max_heap_kept bytes={} origin={}", current.getValue(), current.getOrigin());
-            return OptionalLong.empty();
-        }
-        long bytes = bytes(Runtime.getRuntime().maxMemory(), percent);
-        try {
+            HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            VMOption current = hotspot.getVMOption(FLAG);
+            if (chosenElsewhere(current)) {
+                LOG.info("event=soft_max_heap_kept bytes={} origin={}", current.getValue(), current.getOrigin());
+                return OptionalLong.empty();
+            }
+            long maxHeap = Runtime.getRuntime().maxMemory();
+            long bytes = bytes(maxHeap, percent);
             hotspot.setVMOption(FLAG, Long.toString(bytes));
-        } catch (RuntimeException e) {
+            LOG.info("event=soft_max_heap bytes={} percent={} max_heap_bytes={}", bytes, percent, maxHeap);
+            return OptionalLong.of(bytes);
+        } catch (RuntimeException e) { // not a HotSpot JVM, or one without the flag or that refuses to set it
             LOG.info("event=soft_max_heap_unavailable cause={}", e.toString());
             return OptionalLong.empty();
         }
-        LOG.info("event=soft_max_heap bytes={} percent={} max_heap_bytes={}", bytes, percent, maxHeap());
-        return OptionalLong.of(bytes);
     }
 
     /**
@@ -76,9 +70,5 @@ public final class SoftMaxHeap {
         }
         long mib = 1L << 20;
         return Math.max(mib, maxHeap * percent / 100 / mib * mib);
-    }
-
-    private static long maxHeap() {
-        return Runtime.getRuntime().maxMemory();
     }
 }
