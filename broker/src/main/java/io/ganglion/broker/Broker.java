@@ -26,7 +26,6 @@ import io.ganglion.storage.StorageConfig;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -51,7 +50,7 @@ public final class Broker implements AutoCloseable {
     private final MetadataLog metadata;
     private final ClusterNode cluster;
     private final ReplicationRouter router;
-    private final List<Shard> shards;
+    private final Shard.Group shards;
     private final LocalBackend backend;
     private final AutoCloseable amqp;
     private final AdminHttp http;
@@ -62,7 +61,7 @@ public final class Broker implements AutoCloseable {
             MetadataLog metadata,
             ClusterNode cluster,
             ReplicationRouter router,
-            List<Shard> shards,
+            Shard.Group shards,
             LocalBackend backend,
             AutoCloseable amqp,
             AdminHttp http) {
@@ -86,10 +85,9 @@ public final class Broker implements AutoCloseable {
                         .withGroupCommitNanos(config.groupCommitMicros() * 1000));
         Incarnation incarnation = IncarnationFile.next(config.dataDir());
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
-        List<Shard> shards = new ArrayList<>();
-        for (int i = 0; i < Math.max(1, Runtime.getRuntime().availableProcessors()); i++) {
-            shards.add(new Shard(i));
-        }
+        Shard.Group shardGroup =
+                new Shard.Group(Math.max(1, Runtime.getRuntime().availableProcessors()));
+        List<Shard> shards = shardGroup.shards();
         MetadataLog metadata;
         ClusterNode cluster = null;
         ReplicationRouter router = null;
@@ -147,7 +145,8 @@ public final class Broker implements AutoCloseable {
                             }
                         },
                         remote::onDisconnected,
-                        replication::requestRecovery);
+                        replication::requestRecovery,
+                        shardGroup.eventLoops());
                 link.set(cluster.link());
                 clusterRef.set(cluster);
                 remote.attach(cluster.link());
@@ -161,7 +160,7 @@ public final class Broker implements AutoCloseable {
                     router.close();
                 }
                 metadata.close();
-                shards.forEach(Shard::close);
+                shardGroup.close();
                 storage.close();
                 throw e;
             }
@@ -171,7 +170,7 @@ public final class Broker implements AutoCloseable {
             dropTransient(metadata);
             backend = new LocalBackend(info, metadata, storage, shards);
         }
-        AutoCloseable amqp = AmqpListener.start(config, backend);
+        AutoCloseable amqp = AmqpListener.start(config, backend, shardGroup.eventLoops());
         AdminHttp http =
                 AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation, backend);
         LOG.info(
@@ -182,7 +181,7 @@ public final class Broker implements AutoCloseable {
                 config.amqpPort(),
                 http.port(),
                 config.dataDir());
-        return new Broker(config, storage, metadata, cluster, router, shards, backend, amqp, http);
+        return new Broker(config, storage, metadata, cluster, router, shardGroup, backend, amqp, http);
     }
 
     /** Voters are the first three (or five) seeds, the others follow the log as listeners. */
@@ -301,7 +300,7 @@ public final class Broker implements AutoCloseable {
         if (router != null) {
             router.close();
         }
-        shards.forEach(Shard::close);
+        shards.close();
         closeQuietly(storage);
         metadata.close();
         LOG.info("event=broker_stopped node={}", config.nodeId());

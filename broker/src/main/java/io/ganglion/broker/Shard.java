@@ -1,14 +1,20 @@
 package io.ganglion.broker;
 
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.SingleThreadEventLoop;
+import io.netty.channel.SingleThreadIoEventLoop;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.RejectedExecutionHandlers;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -16,56 +22,119 @@ import org.slf4j.LoggerFactory;
  * One single-threaded executor that owns a set of queue replicas: every state change of a replica happens on its
  * shard's thread, by tasks, in submission order. No locks in the data path.
  *
+ * <p>A shard's thread is a Netty event loop ({@link #group}): the peer link registers its connections on the shards'
+ * loops, so that a message from a peer for a queue of the loop's own shard, and a message a shard sends on a
+ * connection of its own loop, pass no thread boundary (no task hand-off, no wake-up of another thread). Shard tasks
+ * must not block for long: they hold up the connections of their loop.
+ *
  * <p>Public so that the replication hosts ({@code io.ganglion.broker.replication}) run on the same shards as the
  * queues; {@link #execute}, {@link #schedule} and {@link #onShardThread} may be called from any thread.
  */
-public final class Shard implements java.util.concurrent.Executor, AutoCloseable {
+public final class Shard implements Executor, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Shard.class);
 
     /** Bytes of recent message payloads the queues of one shard may keep in heap for their first delivery. */
     public static final long RECENT_BUDGET_BYTES = 32L * 1024 * 1024;
 
-    /**
-     * One timer thread for every shard of the process: it only hands due tasks to their shard. A shard's own queue is
-     * a plain FIFO, so the tasks that make up the data path never pay for a delay queue's ordering.
-     */
-    private static final ScheduledExecutorService TIMER = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread t = new Thread(runnable, "ganglion-shard-timer");
-        t.setDaemon(true);
-        return t;
-    });
-
     /** Tasks a shard runs back to back at most before it runs its idle hooks anyway (see {@link #whenIdle}). */
     static final int TASKS_PER_IDLE = 64;
 
+    /** How long a shard's loop runs tasks before it looks at its connections again (Netty's least, 1 ms). */
+    private static final long TASK_QUANTUM_MS = 1;
+
+    private static final long CLOSE_TIMEOUT_SECONDS = 5;
+
     private final int index;
-    private final ThreadPoolExecutor executor;
+    private final SingleThreadIoEventLoop loop;
+    /** The group this shard alone owns (closed with it), or null when a {@link Group} owns it. */
+    private final EventLoopGroup ownGroup;
     /** Shard thread only: hooks to run once the task queue is empty (or {@link #TASKS_PER_IDLE} tasks ran). */
     private final ArrayList<Runnable> idleHooks = new ArrayList<>();
 
+    private final Runnable runIdleHooks = this::runIdleHooks;
+    private boolean idlePointArmed;
+    private boolean runningHooks;
     private int tasksSinceIdle;
-    private volatile Thread thread;
     /** Shard thread only: payload bytes held by this shard's queues in their recent-message caches. */
     private long recentBytes;
 
+    /** A shard on a loop of its own (tests, a broker's single shard is a {@link Group} of one). */
     public Shard(int index) {
+        Group group = new Group(1, index);
         this.index = index;
-        ThreadFactory threads = runnable -> {
-            Thread t = new Thread(
-                    () -> {
-                        thread = Thread.currentThread();
-                        runnable.run();
-                    },
-                    "ganglion-shard-" + index);
-            t.setDaemon(true);
-            return t;
-        };
-        this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads) {
-            @Override
-            protected void afterExecute(Runnable task, Throwable error) {
-                afterTask(getQueue().isEmpty());
+        this.loop = group.loop(0);
+        this.ownGroup = group.loops;
+    }
+
+    private Shard(int index, SingleThreadIoEventLoop loop) {
+        this.index = index;
+        this.loop = loop;
+        this.ownGroup = null;
+    }
+
+    /**
+     * The shards of a broker: {@code count} Netty event loops, one per shard, named {@code ganglion-shard-<index>},
+     * that the peer link also runs its connections on ({@link #eventLoops()}).
+     */
+    public static final class Group implements AutoCloseable {
+        private final MultiThreadIoEventLoopGroup loops;
+        private final List<Shard> shards;
+
+        public Group(int count) {
+            this(count, 0);
+        }
+
+        private Group(int count, int firstIndex) {
+            AtomicInteger next = new AtomicInteger(firstIndex);
+            ThreadFactory threads = runnable -> {
+                Thread t = new io.netty.util.concurrent.FastThreadLocalThread(
+                        runnable, "ganglion-shard-" + next.getAndIncrement());
+                t.setDaemon(true);
+                return t;
+            };
+            this.loops = new MultiThreadIoEventLoopGroup(count, threads, NioIoHandler.newFactory()) {
+                @Override
+                protected IoEventLoop newChild(Executor executor, IoHandlerFactory factory, Object... args) {
+                    return new SingleThreadIoEventLoop(
+                            this,
+                            executor,
+                            factory,
+                            Integer.MAX_VALUE,
+                            RejectedExecutionHandlers.reject(),
+                            TASK_QUANTUM_MS);
+                }
+            };
+            List<Shard> made = new ArrayList<>();
+            for (int i = 0; i < count; i++) {
+                made.add(new Shard(firstIndex + i, loop(i)));
             }
-        };
+            this.shards = List.copyOf(made);
+        }
+
+        private SingleThreadIoEventLoop loop(int i) {
+            int seen = 0;
+            for (var executor : loops) {
+                if (seen++ == i) {
+                    return (SingleThreadIoEventLoop) executor;
+                }
+            }
+            throw new IllegalArgumentException("no loop " + i);
+        }
+
+        public List<Shard> shards() {
+            return shards;
+        }
+
+        /** The shards' event loops, for the peer link's connections. Not to be shut down by its users. */
+        public EventLoopGroup eventLoops() {
+            return loops;
+        }
+
+        /** Stops every shard: tasks queued still run, then the loops end (at most a few seconds). */
+        @Override
+        public void close() {
+            shutdown(loops);
+        }
     }
 
     /**
@@ -76,24 +145,48 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
      */
     public void whenIdle(Runnable hook) {
         idleHooks.add(hook);
+        if (!runningHooks) {
+            armIdlePoint();
+        }
     }
 
-    private void afterTask(boolean queueEmpty) {
-        if (idleHooks.isEmpty() || (!queueEmpty && ++tasksSinceIdle < TASKS_PER_IDLE)) {
+    /** The loop runs its tail tasks once the tasks it took in this round have run: the idle point. */
+    private void armIdlePoint() {
+        if (!idlePointArmed) {
+            idlePointArmed = true;
+            ((SingleThreadEventLoop) loop).executeAfterEventLoopIteration(runIdleHooks);
+        }
+    }
+
+    private void afterTask() {
+        if (++tasksSinceIdle >= TASKS_PER_IDLE && !idleHooks.isEmpty()) {
+            runIdleHooks();
+        }
+    }
+
+    private void runIdleHooks() {
+        idlePointArmed = false;
+        tasksSinceIdle = 0;
+        if (idleHooks.isEmpty()) {
             return;
         }
-        tasksSinceIdle = 0;
         List<Runnable> hooks = List.copyOf(idleHooks);
         idleHooks.clear();
-        for (Runnable hook : hooks) {
-            try {
-                hook.run();
-            } catch (RuntimeException | Error e) {
-                LOG.error("event=shard_idle_hook_failed shard={}", index, e);
+        runningHooks = true;
+        try {
+            for (Runnable hook : hooks) {
+                try {
+                    hook.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.error("event=shard_idle_hook_failed shard={}", index, e);
+                }
             }
+        } finally {
+            runningHooks = false;
         }
-        if (!idleHooks.isEmpty() && !executor.isShutdown()) {
-            executor.execute(() -> {}); // a hook registered by a hook: its idle point comes after this empty task
+        if (!idleHooks.isEmpty() && !loop.isShuttingDown()) {
+            // a hook registered by a hook: its idle point is the end of the next round, not this one
+            loop.execute(this::armIdlePoint);
         }
     }
 
@@ -104,27 +197,29 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
     /** Runs {@code task} on this shard's thread after every task submitted before it. A failing task is logged once. */
     @Override
     public void execute(Runnable task) {
-        executor.execute(() -> {
+        loop.execute(() -> {
             try {
                 task.run();
             } catch (RuntimeException | Error e) {
                 LOG.error("event=shard_task_failed shard={}", index, e);
             }
+            afterTask();
         });
     }
 
     /** Runs {@code task} on this shard's thread after {@code delayMs}. */
     public void schedule(Runnable task, long delayMs) {
-        if (executor.isShutdown()) {
+        if (loop.isShuttingDown()) {
             throw new RejectedExecutionException("shard " + index + " is closed");
         }
-        TIMER.schedule(
+        loop.schedule(
                 () -> {
                     try {
-                        execute(task);
-                    } catch (RejectedExecutionException e) {
-                        LOG.debug("event=shard_timer_dropped shard={} reason=closed", index);
+                        task.run();
+                    } catch (RuntimeException | Error e) {
+                        LOG.error("event=shard_task_failed shard={}", index, e);
                     }
+                    afterTask();
                 },
                 delayMs,
                 TimeUnit.MILLISECONDS);
@@ -149,19 +244,19 @@ public final class Shard implements java.util.concurrent.Executor, AutoCloseable
     }
 
     public boolean onShardThread() {
-        return Thread.currentThread() == thread;
+        return loop.inEventLoop();
     }
 
+    /** Closes a shard made alone ({@link #Shard(int)}); a shard of a {@link Group} closes with its group. */
     @Override
     public void close() {
-        executor.shutdown();
-        try {
-            if (!executor.awaitTermination(5, TimeUnit.SECONDS)) {
-                executor.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            executor.shutdownNow();
+        if (ownGroup != null) {
+            shutdown(ownGroup);
         }
+    }
+
+    private static void shutdown(EventLoopGroup group) {
+        group.shutdownGracefully(0, CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS)
+                .awaitUninterruptibly(2 * CLOSE_TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }
 }

@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * </pre>
  *
  * <p>Threads: one NIO acceptor thread and {@link AmqpServerConfig#ioThreads()} NIO event loops for the connections,
- * owned by the server and shut down by {@link #close()}.
+ * owned by the server and shut down by {@link #close()}, or event loops the caller lends and stops itself.
  */
 public final class AmqpServer implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(AmqpServer.class.getName());
@@ -44,12 +44,21 @@ public final class AmqpServer implements AutoCloseable {
 
     private final EventLoopGroup acceptor;
     private final EventLoopGroup workers;
+    /** Whether {@link #close()} stops {@link #workers}: false when the caller lent its own event loops. */
+    private final boolean ownsWorkers;
+
     private final Channel listener;
     private final ChannelGroup connections;
 
-    private AmqpServer(EventLoopGroup acceptor, EventLoopGroup workers, Channel listener, ChannelGroup connections) {
+    private AmqpServer(
+            EventLoopGroup acceptor,
+            EventLoopGroup workers,
+            boolean ownsWorkers,
+            Channel listener,
+            ChannelGroup connections) {
         this.acceptor = acceptor;
         this.workers = workers;
+        this.ownsWorkers = ownsWorkers;
         this.listener = listener;
         this.connections = connections;
     }
@@ -62,11 +71,40 @@ public final class AmqpServer implements AutoCloseable {
      */
     public static AmqpServer start(String host, int port, BrokerBackend backend, AmqpServerConfig config)
             throws IOException {
+        Objects.requireNonNull(config, "config");
+        return start(
+                host,
+                port,
+                backend,
+                config,
+                new MultiThreadIoEventLoopGroup(config.ioThreads(), NioIoHandler.newFactory()),
+                true);
+    }
+
+    /**
+     * As {@link #start(String, int, BrokerBackend, AmqpServerConfig)}, with the connections on {@code workers} (NIO
+     * event loops), which the server neither owns nor stops ({@code config.ioThreads()} is not used): a broker lends
+     * its shards' loops, so that a publish to a queue of the connection's own loop, and a delivery from it, pass no
+     * thread boundary. The backend's callbacks must then never block the loop.
+     */
+    public static AmqpServer start(
+            String host, int port, BrokerBackend backend, AmqpServerConfig config, EventLoopGroup workers)
+            throws IOException {
+        return start(host, port, backend, config, Objects.requireNonNull(workers, "workers"), false);
+    }
+
+    private static AmqpServer start(
+            String host,
+            int port,
+            BrokerBackend backend,
+            AmqpServerConfig config,
+            EventLoopGroup workers,
+            boolean ownsWorkers)
+            throws IOException {
         Objects.requireNonNull(host, "host");
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(config, "config");
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(config.ioThreads(), NioIoHandler.newFactory());
         ChannelGroup connections = new DefaultChannelGroup("amqp-connections", GlobalEventExecutor.INSTANCE);
         AtomicLong sequence = new AtomicLong();
         ServerBootstrap bootstrap = new ServerBootstrap()
@@ -87,14 +125,14 @@ public final class AmqpServer implements AutoCloseable {
                 });
         ChannelFuture bound = bootstrap.bind(host, port).awaitUninterruptibly();
         if (!bound.isSuccess()) {
-            shutdown(acceptor, workers);
+            shutdown(acceptor, ownsWorkers ? workers : null);
             Throwable cause = bound.cause();
             if (cause instanceof IOException io) {
                 throw io;
             }
             throw new IOException("cannot bind AMQP listener to " + host + ":" + port, cause);
         }
-        AmqpServer server = new AmqpServer(acceptor, workers, bound.channel(), connections);
+        AmqpServer server = new AmqpServer(acceptor, workers, ownsWorkers, bound.channel(), connections);
         LOG.log(System.Logger.Level.INFO, "AMQP listener started address={0}", server.localAddress());
         return server;
     }
@@ -121,14 +159,19 @@ public final class AmqpServer implements AutoCloseable {
         // Clients answer close-ok and we close their sockets; stopping the loops before that would reset sockets
         // with the close frame still unread.
         connections.newCloseFuture().awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS);
-        shutdown(acceptor, workers);
+        shutdown(acceptor, ownsWorkers ? workers : null);
         LOG.log(System.Logger.Level.INFO, "AMQP listener stopped");
     }
 
+    /** Stops the acceptor and, when not null, the workers. */
     private static void shutdown(EventLoopGroup acceptor, EventLoopGroup workers) {
         acceptor.shutdownGracefully(0, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-        workers.shutdownGracefully(SHUTDOWN_QUIET_MILLIS, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+        if (workers != null) {
+            workers.shutdownGracefully(SHUTDOWN_QUIET_MILLIS, SHUTDOWN_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+        }
         acceptor.terminationFuture().awaitUninterruptibly();
-        workers.terminationFuture().awaitUninterruptibly();
+        if (workers != null) {
+            workers.terminationFuture().awaitUninterruptibly();
+        }
     }
 }

@@ -9,6 +9,7 @@ import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.metadata.MetadataLog;
+import io.netty.channel.EventLoopGroup;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -76,7 +77,7 @@ public final class ClusterNode implements AutoCloseable {
     /**
      * Starts the peer link on this broker's peer port, connects to every other seed and begins heartbeating. Every
      * message other than a heartbeat goes to {@code messages}, and every closed peer to {@code disconnected} too; both
-     * run on peer link threads and must not block.
+     * run on the peer link's threads, the event loops {@code loops} (the broker's shards), and must not block.
      *
      * @throws IOException if the peer port cannot be bound
      */
@@ -89,7 +90,8 @@ public final class ClusterNode implements AutoCloseable {
             Clock clock,
             BiConsumer<NodeId, PeerMessage> messages,
             Consumer<NodeId> disconnected,
-            Consumer<RecoveryRequest> recoveryRequests)
+            Consumer<RecoveryRequest> recoveryRequests,
+            EventLoopGroup loops)
             throws IOException {
         NodeId self = new NodeId(selfSeed.id());
         Controller controller = new Controller(self, log, clock, recoveryRequests);
@@ -138,7 +140,8 @@ public final class ClusterNode implements AutoCloseable {
             link = PeerLink.start(
                     PeerLinkConfig.defaults(clusterName, self, incarnation)
                             .withListener(selfSeed.host(), selfSeed.peerPort()),
-                    handler);
+                    handler,
+                    loops);
         } catch (IOException | RuntimeException e) {
             controller.close();
             throw e;

@@ -61,9 +61,10 @@ import org.slf4j.LoggerFactory;
  * answering as another node) is refused, logged {@code event=peer_refused}, and dialled again only after {@code
  * refusedRetryDelay}. A frame that fails to decode closes that link only, logged {@code event=peer_frame_rejected}.
  *
- * <p>Threads: {@link PeerLinkConfig#ioThreads()} Netty event loops, owned by the link, run the listener, every link and
- * every {@link PeerHandler} callback. The public methods are safe from any thread and never block, except {@link
- * #start} (until bound) and {@link #close} (until stopped).
+ * <p>Threads: {@link PeerLinkConfig#ioThreads()} Netty event loops, owned by the link, or event loops lent to it (a
+ * broker lends its shards', see {@code Shard}), run the listener, every link and every {@link PeerHandler} callback.
+ * The public methods are safe from any thread and never block, except {@link #start} (until bound) and {@link #close}
+ * (until the links closed and, when it owns them, the loops stopped).
  *
  * <p>Implementation notes: which links are up lives in the {@link PeerRegistry} (see its notes); each outbound link's
  * redial state in its {@link PeerDialer}, confined to one event loop. {@link #connect}, {@link #disconnect} and {@link
@@ -80,6 +81,9 @@ public final class PeerLink implements AutoCloseable {
 
     private final PeerLinkConfig config;
     private final EventLoopGroup group;
+    /** Whether {@link #close()} stops {@link #group}: false when the broker lent its shards' loops. */
+    private final boolean ownsGroup;
+
     private final Channel listener;
     private final ChannelGroup channels;
     private final PeerRegistry registry;
@@ -93,6 +97,7 @@ public final class PeerLink implements AutoCloseable {
     private PeerLink(
             PeerLinkConfig config,
             EventLoopGroup group,
+            boolean ownsGroup,
             Channel listener,
             ChannelGroup channels,
             PeerRegistry registry,
@@ -100,6 +105,7 @@ public final class PeerLink implements AutoCloseable {
             Bootstrap dialTemplate) {
         this.config = config;
         this.group = group;
+        this.ownsGroup = ownsGroup;
         this.listener = listener;
         this.channels = channels;
         this.registry = registry;
@@ -115,10 +121,28 @@ public final class PeerLink implements AutoCloseable {
      */
     public static PeerLink start(PeerLinkConfig config, PeerHandler handler) throws IOException {
         Objects.requireNonNull(config, "config");
+        return start(
+                config,
+                handler,
+                new MultiThreadIoEventLoopGroup(
+                        config.ioThreads(), new DefaultThreadFactory("ganglion-peer"), NioIoHandler.newFactory()),
+                true);
+    }
+
+    /**
+     * As {@link #start(PeerLinkConfig, PeerHandler)}, with the links on {@code loops} (NIO event loops), which the
+     * link neither owns nor stops: a broker lends its shards' loops, so that a message between a link and a shard of
+     * the same loop passes no thread boundary ({@code config.ioThreads()} is not used).
+     */
+    public static PeerLink start(PeerLinkConfig config, PeerHandler handler, EventLoopGroup loops) throws IOException {
+        Objects.requireNonNull(config, "config");
+        return start(config, handler, Objects.requireNonNull(loops, "loops"), false);
+    }
+
+    private static PeerLink start(PeerLinkConfig config, PeerHandler handler, EventLoopGroup group, boolean ownsGroup)
+            throws IOException {
         PeerHandler guarded = new GuardedPeerHandler(handler);
         PeerRegistry registry = new PeerRegistry(guarded);
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(
-                config.ioThreads(), new DefaultThreadFactory("ganglion-peer"), NioIoHandler.newFactory());
         ChannelGroup channels = new DefaultChannelGroup("peer-links", GlobalEventExecutor.INSTANCE);
         ServerBootstrap server = new ServerBootstrap()
                 .group(group)
@@ -144,14 +168,17 @@ public final class PeerLink implements AutoCloseable {
                         Math.min(Integer.MAX_VALUE, config.connectTimeout().toMillis()));
         ChannelFuture bound = server.bind(config.bindHost(), config.port()).awaitUninterruptibly();
         if (!bound.isSuccess()) {
-            shutdown(group);
+            if (ownsGroup) {
+                shutdown(group);
+            }
             Throwable cause = bound.cause();
             if (cause instanceof IOException io) {
                 throw io;
             }
             throw new IOException("cannot bind the peer listener to " + config.bindHost() + ":" + config.port(), cause);
         }
-        PeerLink link = new PeerLink(config, group, bound.channel(), channels, registry, guarded, dialTemplate);
+        PeerLink link =
+                new PeerLink(config, group, ownsGroup, bound.channel(), channels, registry, guarded, dialTemplate);
         LOG.info(
                 "event=peer_link_started node={} incarnation={} cluster={} address={}",
                 config.node(),
@@ -274,8 +301,8 @@ public final class PeerLink implements AutoCloseable {
 
     /**
      * Sends {@code message} to {@code peer} on an established link: our outbound link if it is up, else the one the
-     * peer opened. Never blocks: the frame is written and flushed on the link's event loop (flushes of writes queued
-     * together are consolidated). Messages sent from one thread to one peer arrive in order while the link they use
+     * peer opened. Never blocks: the frame is written and flushed on the link's event loop, at once when called on
+     * that loop (flushes of writes made together are consolidated). Messages sent from one thread to one peer arrive in order while the link they use
      * stays up; when the link changes, nothing is promised about messages in flight on the old one.
      *
      * <p>Memory: the message is handed to the link's event loop through its task queue, so what the caller wrote
@@ -338,7 +365,9 @@ public final class PeerLink implements AutoCloseable {
         }
         listener.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS);
         channels.close().awaitUninterruptibly(SHUTDOWN_TIMEOUT_MILLIS);
-        shutdown(group);
+        if (ownsGroup) {
+            shutdown(group);
+        }
         LOG.info("event=peer_link_stopped node={}", config.node());
     }
 
