@@ -4,9 +4,9 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.SingleThreadEventLoop;
 import io.netty.channel.SingleThreadIoEventLoop;
 import io.netty.channel.nio.NioIoHandler;
+import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.concurrent.RejectedExecutionHandlers;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,10 +22,10 @@ import org.slf4j.LoggerFactory;
  * One single-threaded executor that owns a set of queue replicas: every state change of a replica happens on its
  * shard's thread, by tasks, in submission order. No locks in the data path.
  *
- * <p>A shard's thread is a Netty event loop ({@link #group}): the peer link registers its connections on the shards'
- * loops, so that a message from a peer for a queue of the loop's own shard, and a message a shard sends on a
- * connection of its own loop, pass no thread boundary (no task hand-off, no wake-up of another thread). Shard tasks
- * must not block for long: they hold up the connections of their loop.
+ * <p>A shard's thread is a Netty event loop ({@link Group}): the peer link and the AMQP server register their
+ * connections on the shards' loops, so that a message from a peer or a client for a queue of the loop's own shard, and
+ * a message a shard sends on a connection of its own loop, pass no thread boundary (no task hand-off, no wake-up of
+ * another thread). Shard tasks must not block for long: they hold up the connections of their loop.
  *
  * <p>Public so that the replication hosts ({@code io.ganglion.broker.replication}) run on the same shards as the
  * queues; {@link #execute}, {@link #schedule} and {@link #onShardThread} may be called from any thread.
@@ -74,7 +74,7 @@ public final class Shard implements Executor, AutoCloseable {
 
     /**
      * The shards of a broker: {@code count} Netty event loops, one per shard, named {@code ganglion-shard-<index>},
-     * that the peer link also runs its connections on ({@link #eventLoops()}).
+     * that the peer link and the AMQP server also run their connections on ({@link #eventLoops()}).
      */
     public static final class Group implements AutoCloseable {
         private final MultiThreadIoEventLoopGroup loops;
@@ -85,25 +85,32 @@ public final class Shard implements Executor, AutoCloseable {
         }
 
         private Group(int count, int firstIndex) {
-            AtomicInteger next = new AtomicInteger(firstIndex);
             ThreadFactory threads = runnable -> {
-                Thread t = new io.netty.util.concurrent.FastThreadLocalThread(
-                        runnable, "ganglion-shard-" + next.getAndIncrement());
+                Thread t = new FastThreadLocalThread(runnable, "ganglion-shard");
                 t.setDaemon(true);
                 return t;
             };
-            this.loops = new MultiThreadIoEventLoopGroup(count, threads, NioIoHandler.newFactory()) {
-                @Override
-                protected IoEventLoop newChild(Executor executor, IoHandlerFactory factory, Object... args) {
-                    return new SingleThreadIoEventLoop(
-                            this,
-                            executor,
-                            factory,
-                            Integer.MAX_VALUE,
-                            RejectedExecutionHandlers.reject(),
-                            TASK_QUANTUM_MS);
-                }
-            };
+            // each loop names its thread by its shard when the thread starts (loops start in any order); the counter
+            // reaches newChild, which runs inside the super constructor, as a constructor argument
+            this.loops =
+                    new MultiThreadIoEventLoopGroup(
+                            count, threads, NioIoHandler.newFactory(), new AtomicInteger(firstIndex)) {
+                        @Override
+                        protected IoEventLoop newChild(Executor executor, IoHandlerFactory factory, Object... args) {
+                            String name = "ganglion-shard-" + ((AtomicInteger) args[0]).getAndIncrement();
+                            Executor named = start -> executor.execute(() -> {
+                                Thread.currentThread().setName(name);
+                                start.run();
+                            });
+                            return new SingleThreadIoEventLoop(
+                                    this,
+                                    named,
+                                    factory,
+                                    Integer.MAX_VALUE,
+                                    RejectedExecutionHandlers.reject(),
+                                    TASK_QUANTUM_MS);
+                        }
+                    };
             List<Shard> made = new ArrayList<>();
             for (int i = 0; i < count; i++) {
                 made.add(new Shard(firstIndex + i, loop(i)));
@@ -154,7 +161,7 @@ public final class Shard implements Executor, AutoCloseable {
     private void armIdlePoint() {
         if (!idlePointArmed) {
             idlePointArmed = true;
-            ((SingleThreadEventLoop) loop).executeAfterEventLoopIteration(runIdleHooks);
+            loop.executeAfterEventLoopIteration(runIdleHooks);
         }
     }
 
