@@ -132,7 +132,7 @@ public final class Shard implements Executor, AutoCloseable {
             return shards;
         }
 
-        /** The shards' event loops, for the peer link's connections. Not to be shut down by its users. */
+        /** The shards' event loops, for the peer link's and the AMQP server's connections. Not shut down by them. */
         public EventLoopGroup eventLoops() {
             return loops;
         }
@@ -204,14 +204,7 @@ public final class Shard implements Executor, AutoCloseable {
     /** Runs {@code task} on this shard's thread after every task submitted before it. A failing task is logged once. */
     @Override
     public void execute(Runnable task) {
-        loop.execute(() -> {
-            try {
-                task.run();
-            } catch (RuntimeException | Error e) {
-                LOG.error("event=shard_task_failed shard={}", index, e);
-            }
-            afterTask();
-        });
+        loop.execute(counted(task));
     }
 
     /** Runs {@code task} on this shard's thread after {@code delayMs}. */
@@ -219,17 +212,19 @@ public final class Shard implements Executor, AutoCloseable {
         if (loop.isShuttingDown()) {
             throw new RejectedExecutionException("shard " + index + " is closed");
         }
-        loop.schedule(
-                () -> {
-                    try {
-                        task.run();
-                    } catch (RuntimeException | Error e) {
-                        LOG.error("event=shard_task_failed shard={}", index, e);
-                    }
-                    afterTask();
-                },
-                delayMs,
-                TimeUnit.MILLISECONDS);
+        loop.schedule(counted(task), delayMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** {@code task} as the shard runs it: a failure logged, and counted towards the next idle point. */
+    private Runnable counted(Runnable task) {
+        return () -> {
+            try {
+                task.run();
+            } catch (RuntimeException | Error e) {
+                LOG.error("event=shard_task_failed shard={}", index, e);
+            }
+            afterTask();
+        };
     }
 
     /**
