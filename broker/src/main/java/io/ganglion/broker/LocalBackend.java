@@ -415,11 +415,25 @@ final class LocalBackend implements BrokerBackend {
      * Whether this broker serves {@code queue} itself: a queue it is home to, or a replicated queue whose active owner
      * it is.
      */
-    private boolean isHome(String vhost, QueueDef queue) {
+    /**
+     * The node id of the broker that serves {@code queue} now, from one reading of the image: a classic queue's home,
+     * a replicated queue's active owner (empty while it recovers); this broker's own id (empty for a single broker)
+     * when it is this one. Callers read it once per operation: an owner read twice can change in between (a publish
+     * that saw the old owner, then none, failed its channel with 404 during a failover).
+     */
+    private Optional<String> homeNow(String vhost, QueueDef queue) {
         if (!queue.replicated()) {
-            return isHomeOf(queue);
+            return Optional.of(isHomeOf(queue) ? self : queue.home());
         }
-        return owner(vhost, queue).map(owner -> owner.value().equals(self)).orElse(false);
+        return owner(vhost, queue).map(NodeId::value);
+    }
+
+    /** {@link #homeNow}, or NOT_FOUND for a replicated queue that has no active owner now. */
+    private String homeOrFail(String vhost, QueueDef def) {
+        return homeNow(vhost, def)
+                .orElseThrow(() -> failure(
+                        ReplyCode.NOT_FOUND,
+                        "queue '" + def.name() + "' in vhost '" + vhost + "' has no active owner now (recovering)"));
     }
 
     private Optional<NodeId> owner(String vhost, QueueDef queue) {
@@ -689,11 +703,12 @@ final class LocalBackend implements BrokerBackend {
     }
 
     private CompletionStage<QueueDeclared> counts(String vhost, QueueDef def) {
-        if (!isHome(vhost, def)) {
-            if (def.replicated() && owner(vhost, def).isEmpty()) {
-                return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0)); // not active yet
-            }
-            return remote.call(home(vhost, def), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
+        Optional<String> home = homeNow(vhost, def);
+        if (home.isEmpty()) {
+            return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0)); // not active yet
+        }
+        if (!home.get().equals(self)) {
+            return remote.call(new NodeId(home.get()), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
                     .thenApply(reply -> new QueueDeclared(def.name(), reply.count(), (int) reply.consumers()));
         }
         LocalQueue replica = localQueue(def.objectId());
@@ -738,8 +753,9 @@ final class LocalBackend implements BrokerBackend {
 
     private CompletionStage<Long> purgeQueueNow(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(vhost, def)) {
-            return remote.call(home(vhost, def), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
+        String home = homeOrFail(vhost, def);
+        if (!home.equals(self)) {
+            return remote.call(new NodeId(home), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
                     .thenApply(reply -> reply.count());
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
@@ -754,9 +770,10 @@ final class LocalBackend implements BrokerBackend {
             return CompletableFuture.completedFuture(0L); // RabbitMQ: deleting a missing queue succeeds
         }
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(vhost, def)) {
+        String home = homeOrFail(vhost, def);
+        if (!home.equals(self)) {
             int flags = (ifUnused ? RemoteQueues.FLAG_IF_UNUSED : 0) | (ifEmpty ? RemoteQueues.FLAG_IF_EMPTY : 0);
-            return remote.call(home(vhost, def), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
+            return remote.call(new NodeId(home), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
                     .thenCompose(reply -> propose(new MetadataCommand.DeleteQueue(vhost, queue))
                             .thenApply(image -> reply.count()));
         }
@@ -811,20 +828,33 @@ final class LocalBackend implements BrokerBackend {
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             QueueDef def = current.queue(queue).orElseThrow();
-            if (!isHome(vhost, def)) {
-                if (def.replicated() && owner(vhost, def).isEmpty()) {
-                    // recovering: the publish waits for the next owner (the resender sends it)
-                    durable.add(remote.publish(
-                            new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
-                    continue;
-                }
+            Optional<String> home = homeNow(vhost, def);
+            if (home.isEmpty()) {
+                // recovering: the publish waits for the next owner (the resender sends it)
+                durable.add(
+                        remote.publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
+                continue;
+            }
+            if (!home.get().equals(self)) {
                 durable.add(remote.publish(
-                        home(vhost, def), vhost, def.objectId(), def.name(), def.replicated(), payload.duplicate()));
+                        new NodeId(home.get()),
+                        vhost,
+                        def.objectId(),
+                        def.name(),
+                        def.replicated(),
+                        payload.duplicate()));
                 continue;
             }
             LocalQueue replica = localQueue(def.objectId());
-            if (replica == null) {
+            if (replica == null && def.replicated() && remote != null) {
+                // named its owner before its replica opened here: it waits, like a recovering queue's, and is
+                // confirmed only once stored (an ack for a copy that does not exist would be a lie)
+                durable.add(
+                        remote.publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
                 continue;
+            }
+            if (replica == null) {
+                continue; // a classic queue deleted meanwhile: routed to nothing, as RabbitMQ
             }
             CompletableFuture<Void> done = new CompletableFuture<>();
             ByteBuffer copy = payload.duplicate();
@@ -888,9 +918,10 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(vhost, def)) {
+        String home = homeOrFail(vhost, def);
+        if (!home.equals(self)) {
             return remote.consume(
-                    home(vhost, def), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
+                    new NodeId(home), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
         ConsumerKey key = new ConsumerKey(channelId, consumerTag);
@@ -919,8 +950,9 @@ final class LocalBackend implements BrokerBackend {
 
     private CompletionStage<Optional<Delivery>> getNow(String vhost, String queue, boolean noAck, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        if (!isHome(vhost, def)) {
-            return remote.get(home(vhost, def), def.objectId(), queue, noAck);
+        String home = homeOrFail(vhost, def);
+        if (!home.equals(self)) {
+            return remote.get(new NodeId(home), def.objectId(), queue, noAck);
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
         return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard());
@@ -1044,16 +1076,6 @@ final class LocalBackend implements BrokerBackend {
     }
 
     /** The broker that serves {@code def} for this one: its home, or a replicated queue's active owner. */
-    private NodeId home(String vhost, QueueDef def) {
-        if (!def.replicated()) {
-            return new NodeId(def.home());
-        }
-        return owner(vhost, def)
-                .orElseThrow(() -> failure(
-                        ReplyCode.NOT_FOUND,
-                        "queue '" + def.name() + "' in vhost '" + vhost + "' has no active owner now (recovering)"));
-    }
-
     private LocalQueue replica(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
         LocalQueue replica = localQueue(def.objectId());

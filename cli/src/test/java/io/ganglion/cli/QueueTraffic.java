@@ -52,6 +52,7 @@ final class QueueTraffic implements AutoCloseable {
     private volatile boolean closing;
     private volatile long markNanos = System.nanoTime();
     private final List<String> longGaps = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<String> shutdowns = new java.util.concurrent.CopyOnWriteArrayList<>();
     private int published;
 
     QueueTraffic(BrokerChild publishVia, BrokerChild consumeVia, String queue, String prefix) throws Exception {
@@ -60,6 +61,10 @@ final class QueueTraffic implements AutoCloseable {
         this.publishing = connect(publishVia);
         this.consuming = connect(consumeVia);
         this.publisher = publishing.createChannel();
+        // a broker that closes a client's connection or channel leaves its publishes unknown: say so in the summary
+        publishing.addShutdownListener(cause -> noteShutdown("publishing connection", cause));
+        consuming.addShutdownListener(cause -> noteShutdown("consuming connection", cause));
+        publisher.addShutdownListener(cause -> noteShutdown("publisher channel", cause));
         publisher.confirmSelect();
         publisher.addConfirmListener(new ConfirmListener() {
             @Override
@@ -237,7 +242,15 @@ final class QueueTraffic implements AutoCloseable {
                 + outstanding.size() + " consumed=" + deliveries.size() + " lost=" + lost().size() + " unexpected="
                 + unexpected.get() + " duplicates_not_redelivered=" + duplicatesNotRedelivered.get()
                 + " subscriptions=" + subscriptions.get() + " longest_confirm_gap_ms=" + longestConfirmGapMs()
-                + (longGaps.isEmpty() ? "" : " " + longGaps);
+                + (longGaps.isEmpty() ? "" : " " + longGaps)
+                + (shutdowns.isEmpty() ? "" : " " + shutdowns);
+    }
+
+    private void noteShutdown(String what, com.rabbitmq.client.ShutdownSignalException cause) {
+        if (!closing) {
+            shutdowns.add(what + " closed " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - markNanos)
+                    + " ms after the mark: " + cause.getMessage());
+        }
     }
 
     private static void pause(long ms) {

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -37,7 +38,8 @@ class ReplicatedQueueIT {
     private static final Duration SETTLE = Duration.ofSeconds(40);
     private static final Duration CONSUME = Duration.ofSeconds(30);
 
-    @TempDir
+    /** Kept when a case fails, so that its brokers' whole logs can be read when it ran on this machine. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     private List<BrokerChild> brokers = new ArrayList<>();
@@ -57,15 +59,26 @@ class ReplicatedQueueIT {
             for (Path log :
                     logs.filter(path -> path.endsWith("broker.out")).sorted().toList()) {
                 List<String> events = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
-                        .filter(line -> line.contains("event="))
+                        .filter(ReplicatedQueueIT::worthPrinting)
                         .toList();
                 System.out.println("---- " + dir.relativize(log) + ": last " + Math.min(events.size(), 300) + " of "
                         + events.size() + " event lines");
                 events.subList(Math.max(0, events.size() - 300), events.size()).forEach(System.out::println);
             }
+            System.out.println("---- the brokers' whole logs are kept under " + dir);
         } catch (IOException | RuntimeException e) {
             System.out.println("---- broker logs unreadable: " + e);
         }
+    }
+
+    /** An event line, a warning or error of any logger, or a line of a stack trace. */
+    private static boolean worthPrinting(String line) {
+        return line.contains("event=")
+                || line.contains("WARN")
+                || line.contains("ERROR")
+                || line.contains("SEVERE")
+                || line.startsWith("\tat ")
+                || line.startsWith("Caused by");
     }
 
     private final AtomicReference<CompletableFuture<Void>> killing =
