@@ -412,10 +412,6 @@ final class LocalBackend implements BrokerBackend {
     }
 
     /**
-     * Whether this broker serves {@code queue} itself: a queue it is home to, or a replicated queue whose active owner
-     * it is.
-     */
-    /**
      * The node id of the broker that serves {@code queue} now, from one reading of the image: a classic queue's home,
      * a replicated queue's active owner (empty while it recovers); this broker's own id (empty for a single broker)
      * when it is this one. Callers read it once per operation: an owner read twice can change in between (a publish
@@ -1075,7 +1071,6 @@ final class LocalBackend implements BrokerBackend {
         return def;
     }
 
-    /** The broker that serves {@code def} for this one: its home, or a replicated queue's active owner. */
     private LocalQueue replica(String vhost, String queue, String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
         LocalQueue replica = localQueue(def.objectId());

@@ -61,9 +61,9 @@ class ReplicatedQueueIT {
                 List<String> events = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
                         .filter(ReplicatedQueueIT::worthPrinting)
                         .toList();
-                System.out.println("---- " + dir.relativize(log) + ": last " + Math.min(events.size(), 300) + " of "
-                        + events.size() + " event lines");
-                events.subList(Math.max(0, events.size() - 300), events.size()).forEach(System.out::println);
+                System.out.println("---- " + dir.relativize(log) + ": last " + Math.min(events.size(), 500) + " of "
+                        + events.size() + " event, warning and error lines");
+                events.subList(Math.max(0, events.size() - 500), events.size()).forEach(System.out::println);
             }
             System.out.println("---- the brokers' whole logs are kept under " + dir);
         } catch (IOException | RuntimeException e) {
