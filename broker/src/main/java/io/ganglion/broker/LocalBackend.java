@@ -825,13 +825,7 @@ final class LocalBackend implements BrokerBackend {
         for (String queue : queues) {
             QueueDef def = current.queue(queue).orElseThrow();
             Optional<String> home = homeNow(vhost, def);
-            if (home.isEmpty()) {
-                // recovering: the publish waits for the next owner (the resender sends it)
-                durable.add(
-                        remote.publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
-                continue;
-            }
-            if (!home.get().equals(self)) {
+            if (home.isPresent() && !home.get().equals(self)) {
                 durable.add(remote.publish(
                         new NodeId(home.get()),
                         vhost,
@@ -841,10 +835,10 @@ final class LocalBackend implements BrokerBackend {
                         payload.duplicate()));
                 continue;
             }
-            LocalQueue replica = localQueue(def.objectId());
-            if (replica == null && def.replicated() && remote != null) {
-                // named its owner before its replica opened here: it waits, like a recovering queue's, and is
-                // confirmed only once stored (an ack for a copy that does not exist would be a lie)
+            LocalQueue replica = home.isPresent() ? localQueue(def.objectId()) : null;
+            if (replica == null && def.replicated()) {
+                // recovering, or named its owner before its replica opened here: the publish waits for the owner (the
+                // resender sends it) and is confirmed only once stored, never acked with no copy
                 durable.add(
                         remote.publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
                 continue;
