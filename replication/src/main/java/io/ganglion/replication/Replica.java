@@ -73,9 +73,11 @@ import java.util.TreeMap;
  *   <li>Appends of epoch {@code <= fence} are refused; {@code fence} is raised by a seal (and by an install of epoch
  *       e + 1, which seals e) before {@link PersistSeal} is emitted, and a seal or install is only reported after
  *       {@link SealPersisted}.
- *   <li>An owner admits nothing and streams nothing before its epoch-start record is durable on its own log, and a
- *       replica rebuilt after a crash never owns an epoch its log already held: an owner that lost records after
- *       followers confirmed them can therefore never write a second, different log in the same epoch.
+ *   <li>An owner admits nothing and streams nothing but the epoch-start record itself before that record is durable
+ *       on its own log, and a replica rebuilt after a crash never owns an epoch its log already held: an owner that
+ *       lost records after followers confirmed them can therefore never write a second, different log in the same
+ *       epoch. (The epoch start it streams early is the record it would write again after such a crash: the same
+ *       epoch at the same offset, its log ending durably at the point it was installed to.)
  *   <li>A follower's report counts towards the commit only up to the prefix it shares with the owner's log (by epoch
  *       history), only once installed in the epoch, and not while suspended as a learner.
  *   <li>The commit offset never moves back and is only advanced to offsets at or past the epoch-start record, so the
@@ -99,6 +101,9 @@ public final class Replica {
     private long durable;
     private EpochHistory history;
     private long fence;
+    /** The highest epoch an assignment from the metadata named: a stream of an epoch up to it is not adopted. */
+    private long assignedEpoch;
+
     private long persistedSeal;
     private final PublishIndex published;
     private long lowWater;
@@ -476,6 +481,7 @@ public final class Replica {
     private void onAssigned(Assigned assigned, long nowMs) {
         Assignment assignment = assigned.assignment();
         Epoch epoch = assignment.epoch();
+        assignedEpoch = Math.max(assignedEpoch, epoch.value());
         if (assignment.owner().equals(self)) {
             if (owner != null && owner.epoch.equals(epoch)) {
                 owner.installed = assigned.installed();
@@ -516,7 +522,20 @@ public final class Replica {
             owner = new OwnerRole(assigned, end + 1, deliverFrom);
             lastOwnedEpoch = epoch.value();
             lastOwnedDeliverFromMs = deliverFrom;
-            appendLocal(List.of(new Record.EpochStart(epoch, end + 1)));
+            // An installed follower's log ends at the recovery point, as this one does (the install cut and copied it
+            // there, or its seal showed it ends there): it is fed from the epoch start on without first asking where
+            // it stands, and takes the epoch start while this log forces it. A follower whose log is not there after
+            // all refuses the record and reports where it is (resync), as one that took its role from the metadata
+            // does: it may have missed what was streamed before.
+            for (Peer peer : owner.peers.values()) {
+                if (assigned.installed().contains(peer.node)) {
+                    peer.synced = true;
+                    peer.next = end + 1;
+                }
+            }
+            Record epochStart = new Record.EpochStart(epoch, end + 1);
+            appendLocal(List.of(epochStart));
+            stream(epochStart, nowMs);
             // Ask each follower where it stands. One that took the epoch before this role existed sent its first
             // report already, and it was dropped: without this the owner learned of it only from its next periodic
             // report or the first lease renewal, 100 ms on, and confirmed nothing meanwhile (the failover bench).
@@ -535,7 +554,7 @@ public final class Replica {
                 installing = null; // activated without us: we catch up from the owner as a learner
             }
             follower = new FollowerRole(epoch, assignment.owner());
-            sendProgress(nowMs, false);
+            sendProgress(nowMs, true); // the owner may have streamed to this log before it followed: feed it again
             checkCaughtUp();
         } else {
             dropRoles();
@@ -774,6 +793,17 @@ public final class Replica {
     }
 
     private void onReplicate(NodeId from, Replicate replicate, long nowMs) {
+        if (adopts(replicate)) {
+            // The owner of an epoch the metadata here does not show yet: only a broker that saw the epoch activated
+            // with itself as owner streams it, and only to that epoch's followers, so this replica follows it now
+            // instead of a metadata round later (13-67 ms in the failover bench). The fence still holds: a sealed
+            // epoch is never followed.
+            dropRoles();
+            if (installing != null && !installing.epoch.isAfter(replicate.epoch())) {
+                installing = null;
+            }
+            follower = new FollowerRole(replicate.epoch(), from);
+        }
         if (follower == null
                 || !from.equals(follower.owner)
                 || !replicate.epoch().equals(follower.epoch)
@@ -819,6 +849,19 @@ public final class Replica {
             out.add(new Flush());
             sendProgress(nowMs, false);
         }
+    }
+
+    /**
+     * Whether to follow the sender of {@code replicate} for its epoch ahead of the metadata: an epoch after every one
+     * the metadata assigned here, after the fence, and after the one followed now; not while this replica owns an
+     * epoch (the metadata ends that role).
+     */
+    private boolean adopts(Replicate replicate) {
+        long epoch = replicate.epoch().value();
+        return owner == null
+                && epoch > fence
+                && epoch > assignedEpoch
+                && (follower == null || replicate.epoch().isAfter(follower.epoch));
     }
 
     /**

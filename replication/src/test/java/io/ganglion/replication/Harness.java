@@ -255,6 +255,15 @@ final class Harness {
         return network.size();
     }
 
+    /** The records travelling in Replicate messages now, in order. */
+    List<Record> inFlightRecords() {
+        return network.stream()
+                .flatMap(m -> m.message() instanceof PeerMessage.Replicate r
+                        ? r.records().stream()
+                        : java.util.stream.Stream.<Record>empty())
+                .toList();
+    }
+
     /** Records travelling in Replicate messages now. */
     int recordsInFlight() {
         return network.stream()
