@@ -115,6 +115,10 @@ final class RemoteQueues {
      */
     private static final int QUICK_RETRIES = 20;
 
+    /** Whether the first answer to a publish of the last re-send round was logged (a failover's timeline). */
+    private final java.util.concurrent.atomic.AtomicBoolean resentAnswerLogged =
+            new java.util.concurrent.atomic.AtomicBoolean(true);
+
     /** A resend is scheduled {@value #RESEND_SOON_MS} ms from now; set and cleared on the resender's schedule. */
     private final java.util.concurrent.atomic.AtomicBoolean resendSoon =
             new java.util.concurrent.atomic.AtomicBoolean();
@@ -138,6 +142,8 @@ final class RemoteQueues {
         volatile boolean waiting;
         /** Refusals so far; the first {@link #QUICK_RETRIES} are retried within {@link #RESEND_SOON_MS}. */
         volatile int refusals;
+        /** {@link System#nanoTime} of its last re-send, 0 if never re-sent. */
+        volatile long resentAt;
 
         Forwarded(
                 NodeId home,
@@ -223,6 +229,7 @@ final class RemoteQueues {
     private void resend() {
         try {
             long now = System.nanoTime();
+            int resent = 0;
             for (Map.Entry<Long, Forwarded> entry : publishes.entrySet()) {
                 Forwarded forwarded = entry.getValue();
                 if (now - forwarded.deadline >= 0) {
@@ -241,6 +248,8 @@ final class RemoteQueues {
                 }
                 forwarded.home = owner.get();
                 forwarded.waiting = false;
+                forwarded.resentAt = now;
+                resent++;
                 long sequence = entry.getKey();
                 if (owner.get().equals(self)) {
                     resendLocally(sequence, forwarded);
@@ -248,6 +257,10 @@ final class RemoteQueues {
                         owner.get(), new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.message))) {
                     forwarded.waiting = true;
                 }
+            }
+            if (resent > 0) {
+                resentAnswerLogged.set(false);
+                LOG.info("event=publishes_resent count={}", resent);
             }
         } catch (RuntimeException e) {
             LOG.error("event=resend_failed", e);
@@ -469,6 +482,14 @@ final class RemoteQueues {
                     return;
                 }
                 publishes.remove(outcome.sequence());
+                if (forwarded.resentAt != 0 && resentAnswerLogged.compareAndSet(false, true)) {
+                    LOG.info(
+                            "event=resent_publish_answered from={} code={} after_us={} refusals={}",
+                            from,
+                            outcome.replyCode(),
+                            (System.nanoTime() - forwarded.resentAt) / 1000,
+                            forwarded.refusals);
+                }
                 if (outcome.replyCode() == 0) {
                     forwarded.future.complete(null);
                 } else {

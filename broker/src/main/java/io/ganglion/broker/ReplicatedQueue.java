@@ -126,6 +126,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     // ---------------------------------------------------------------------------------------------- listener
 
+    /** The epoch whose first publish was logged (a failover's timeline shows when the new owner took one). */
+    private Epoch firstPublishLogged;
+
     @Override
     public void confirmed(PublishId id, long offset) {
         CompletableFuture<Void> done = pending.remove(id);
@@ -325,6 +328,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (owning.isEmpty()) {
             done.completeExceptionally(new QueueMoved(notHere().explanation()));
             return;
+        }
+        if (!owning.get().equals(firstPublishLogged)) {
+            firstPublishLogged = owning.get();
+            LOG.info("event=owner_first_publish queue={} epoch={}", def.name(), owning.get());
         }
         admit(new PublishId(publisher, sequence), owning.get(), payload, done);
     }
