@@ -105,6 +105,9 @@ public final class Replica {
     private long assignedEpoch;
 
     private long persistedSeal;
+    /** The highest epoch a {@link PersistSeal} went out for: one in flight covers a request for the same epoch. */
+    private long sealPersisting;
+
     private final PublishIndex published;
     private long lowWater;
 
@@ -250,6 +253,7 @@ public final class Replica {
         this.history = log.history();
         this.fence = log.sealedEpoch().value();
         this.persistedSeal = fence;
+        this.sealPersisting = fence;
         this.published = PublishIndex.of(log.published(), PUBLISH_INDEX_CAPACITY);
         this.ownableAbove = log.history().lastEpoch().value();
     }
@@ -1014,10 +1018,27 @@ public final class Replica {
         }
     }
 
+    /**
+     * Seals, or answers a request for a seal already persisted at once and one for a seal in flight when it is: the
+     * controller sends a seal request again while the first is answered (2-3 to one replica in a failover bench
+     * trial), and each was another record for the journal to force, on the disk the recovery was waiting for.
+     */
     private void onSeal(SealRequested seal) {
         raiseFence(seal.epoch().value());
+        if (persistedSeal >= seal.epoch().value()) {
+            out.add(new ReplySealed(seal.controller(), seal.epoch(), new SealReply(self, position(), durable)));
+            return;
+        }
         sealWaiters.add(new SealWaiter(seal.controller(), seal.epoch()));
-        out.add(new PersistSeal(Epoch.of(fence)));
+        persistSeal();
+    }
+
+    /** A {@link PersistSeal} of the fence, unless one of it is persisted or on its way. */
+    private void persistSeal() {
+        if (persistedSeal < fence && sealPersisting < fence) {
+            sealPersisting = fence;
+            out.add(new PersistSeal(Epoch.of(fence)));
+        }
     }
 
     private void onSealPersisted(Epoch epoch) {
@@ -1062,9 +1083,7 @@ public final class Replica {
             owner = null;
         }
         raiseFence(install.epoch().value() - 1);
-        if (persistedSeal < fence) {
-            out.add(new PersistSeal(Epoch.of(fence)));
-        }
+        persistSeal();
         installing = new Installing(install.controller(), install.epoch(), install.point(), install.sources());
         if (holds(install.point())) {
             finishCopy();

@@ -185,6 +185,33 @@ class ReplicaTest {
                 .isEqualTo(Epoch.of(1));
     }
 
+    /**
+     * The controller asks again while a seal is on its way (2-3 requests to one replica in a failover bench trial):
+     * one persist answers every request for its epoch, and a request after it is answered at once.
+     */
+    @Test
+    void shouldPersistASealOnceHoweverOftenItIsAskedFor() {
+        Harness harness = threeCopies();
+        Harness.Node follower = harness.node("b");
+        harness.seal("b", 1);
+        harness.seal("b", 1);
+        assertThat(follower.effectsOf(PersistSeal.class)).containsExactly(new PersistSeal(Epoch.of(1)));
+        assertThat(follower.effectsOf(ReplySealed.class)).isEmpty();
+        follower.sync();
+        assertThat(follower.effectsOf(ReplySealed.class)).hasSize(2);
+        harness.seal("b", 1);
+        assertThat(follower.effectsOf(PersistSeal.class))
+                .as("persisted already")
+                .hasSize(1);
+        assertThat(follower.effectsOf(ReplySealed.class))
+                .hasSize(3)
+                .allSatisfy(reply -> assertThat(reply.reply().logEnd()).isEqualTo(LogPosition.of(1, 0)));
+        harness.seal("b", 2);
+        assertThat(follower.effectsOf(PersistSeal.class))
+                .as("a later epoch is persisted again")
+                .containsExactly(new PersistSeal(Epoch.of(1)), new PersistSeal(Epoch.of(2)));
+    }
+
     @Test
     void shouldStopAdmittingOnceSealed() {
         Harness harness = threeCopies();
