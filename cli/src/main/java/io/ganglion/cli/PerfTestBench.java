@@ -59,6 +59,15 @@ final class PerfTestBench implements Callable<Integer> {
     int seconds;
 
     @Option(
+            names = "--rounds",
+            defaultValue = "1",
+            description = "rounds of the cases, each case run against every target in turn, the targets' order"
+                    + " reversed every other round; the ratios are taken per round and their median printed: runs"
+                    + " of the two targets minutes apart, on a host whose speed moves by half within ten minutes"
+                    + " (default ${DEFAULT-VALUE})")
+    int rounds;
+
+    @Option(
             names = "--warmup",
             defaultValue = "20",
             description = "seconds of PerfTest (case a's workload on a queue of its own, not reported) run against "
@@ -100,7 +109,16 @@ final class PerfTestBench implements Callable<Integer> {
             description = "folder for perftest.json and the PerfTest logs (default data/bench/perftest-<time>)")
     Path out;
 
-    record Result(String target, String testCase, long sentPerSecond, long receivedPerSecond, long[] confirmMicros) {}
+    record Result(
+            String target,
+            String testCase,
+            int round,
+            long sentPerSecond,
+            long receivedPerSecond,
+            long[] confirmMicros) {}
+
+    /** Ganglion against RabbitMQ in one case, as the median over the rounds of each round's ratio. */
+    record Ratio(String testCase, int rounds, double throughput, double p99) {}
 
     @Override
     public Integer call() throws Exception {
@@ -119,6 +137,9 @@ final class PerfTestBench implements Callable<Integer> {
                 throw new Main.UsageError("unknown case '" + testCase + "': expected a, b or c");
             }
         }
+        if (rounds < 1) {
+            throw new Main.UsageError("--rounds must be at least 1, not " + rounds);
+        }
         if (targets.contains("rabbitmq") && !RabbitMqTarget.installed()) {
             throw new Main.UsageError("rabbitmq-server is not installed (apt-get install rabbitmq-server)");
         }
@@ -130,37 +151,68 @@ final class PerfTestBench implements Callable<Integer> {
                         "perftest-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         Files.createDirectories(folder);
         List<Result> results = new ArrayList<>();
-        for (String target : targets) {
-            Path root = Files.createTempDirectory("ganglion-perftest-" + target);
-            List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
-            jvm.addAll(brokerJvm);
-            if (jfr) {
-                jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                        + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
-            }
-            try (FailoverTarget cluster = target.equals("ganglion")
-                    ? GanglionTarget.start(root, 3, jvm, brokerSettings)
-                    : RabbitMqTarget.start(root, 3)) {
+        // every target up at once, so that each case runs against them in turn, minutes apart, in every round
+        Map<String, Path> roots = new LinkedHashMap<>();
+        Map<String, FailoverTarget> clusters = new LinkedHashMap<>();
+        try {
+            for (String target : targets) {
+                Path root = Files.createTempDirectory("ganglion-perftest-" + target);
+                roots.put(target, root);
+                List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+                jvm.addAll(brokerJvm);
+                if (jfr) {
+                    jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                            + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
+                }
+                FailoverTarget cluster = target.equals("ganglion")
+                        ? GanglionTarget.start(root, 3, jvm, brokerSettings)
+                        : RabbitMqTarget.start(root, 3);
+                clusters.put(target, cluster);
                 System.out.println("started " + cluster.description());
-                String uri = cluster.amqpUri(cluster.nodes().get(0));
-                if (warmup > 0) {
+            }
+            if (warmup > 0) {
+                for (String target : targets) {
                     System.out.printf(
-                            "%s warm-up: PerfTest %s for %d s (not reported) ...%n", target, args("w"), warmup);
-                    run(target, "w", uri, folder.resolve(target + "-warmup.log"), warmup);
+                            "%s warm-up: PerfTest %s for %d s (not reported) ...%n", target, args("w", 1), warmup);
+                    run(target, "w", 1, uri(clusters.get(target)), folder.resolve(target + "-warmup.log"), warmup);
+                }
+            }
+            for (int round = 1; round <= rounds; round++) {
+                List<String> order = new ArrayList<>(targets);
+                if (round % 2 == 0) {
+                    java.util.Collections.reverse(order);
                 }
                 for (String testCase : cases) {
-                    Path log = folder.resolve(target + "-" + testCase + ".log");
-                    System.out.printf(
-                            "%s case %s: PerfTest %s for %d s ...%n", target, testCase, args(testCase), seconds);
-                    results.add(run(target, testCase, uri, log, seconds));
-                    Result r = results.get(results.size() - 1);
-                    System.out.printf(
-                            "  %,d msg/s confirmed, confirm p50 %s p99 %s%n",
-                            r.sentPerSecond(), millis(r.confirmMicros()[1]), millis(r.confirmMicros()[4]));
+                    for (String target : order) {
+                        String name = target + "-" + testCase + (rounds > 1 ? "-r" + round : "");
+                        System.out.printf(
+                                "%s case %s%s: PerfTest %s for %d s ...%n",
+                                target, testCase, rounds > 1 ? " round " + round : "", args(testCase, round), seconds);
+                        Result r = run(
+                                target,
+                                testCase,
+                                round,
+                                uri(clusters.get(target)),
+                                folder.resolve(name + ".log"),
+                                seconds);
+                        results.add(r);
+                        System.out.printf(
+                                "  %,d msg/s confirmed, confirm p50 %s p99 %s%n",
+                                r.sentPerSecond(), millis(r.confirmMicros()[1]), millis(r.confirmMicros()[4]));
+                    }
                 }
-            } finally {
-                keepBrokerLogs(root, folder, target);
-                BacklogBench.deleteTree(root);
+            }
+        } finally {
+            for (Map.Entry<String, FailoverTarget> cluster : clusters.entrySet()) {
+                try {
+                    cluster.getValue().close();
+                } catch (Exception e) {
+                    System.err.println("bench: stopping " + cluster.getKey() + ": " + e);
+                }
+            }
+            for (Map.Entry<String, Path> root : roots.entrySet()) {
+                keepBrokerLogs(root.getValue(), folder, root.getKey());
+                BacklogBench.deleteTree(root.getValue());
             }
         }
         print(results);
@@ -184,15 +236,21 @@ final class PerfTestBench implements Callable<Integer> {
         }
     }
 
-    private String args(String testCase) {
-        return String.join(" ", caseArgs(testCase));
+    private String args(String testCase, int round) {
+        return String.join(" ", caseArgs(testCase, round));
     }
 
-    static List<String> caseArgs(String testCase) {
+    private static String uri(FailoverTarget cluster) {
+        return cluster.amqpUri(cluster.nodes().get(0));
+    }
+
+    /** PerfTest's arguments for a case; each round after the first has queues of its own (none left from before). */
+    static List<String> caseArgs(String testCase, int round) {
+        String suffix = round > 1 ? "-r" + round : "";
         return switch (testCase) {
-            case "a" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-a");
+            case "a" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-a" + suffix);
             case "w" -> List.of("-x", "1", "-y", "1", "-s", "100", "-u", "perf-warmup");
-            case "b" -> List.of("-x", "1", "-y", "1", "-s", "1000", "-u", "perf-b");
+            case "b" -> List.of("-x", "1", "-y", "1", "-s", "1000", "-u", "perf-b" + suffix);
             case "c" ->
                 List.of(
                         "-x",
@@ -202,7 +260,7 @@ final class PerfTestBench implements Callable<Integer> {
                         "-s",
                         "100",
                         "--queue-pattern",
-                        "perf-c-%d",
+                        "perf-c" + suffix + "-%d",
                         "--queue-pattern-from",
                         "1",
                         "--queue-pattern-to",
@@ -211,7 +269,42 @@ final class PerfTestBench implements Callable<Integer> {
         };
     }
 
-    private Result run(String target, String testCase, String uri, Path log, int seconds)
+    /**
+     * Ganglion against RabbitMQ per case: each round's throughput and p99 ratio, then the median over the rounds that
+     * ran both (the upper middle one for an even count, as the figures are few).
+     */
+    static List<Ratio> ratios(List<Result> results) {
+        Map<String, List<double[]>> perCase = new LinkedHashMap<>();
+        for (Result g : results) {
+            if (!g.target().equals("ganglion")) {
+                continue;
+            }
+            for (Result r : results) {
+                if (r.target().equals("rabbitmq") && r.testCase().equals(g.testCase()) && r.round() == g.round()) {
+                    perCase.computeIfAbsent(g.testCase(), c -> new ArrayList<>())
+                            .add(new double[] {
+                                (double) g.sentPerSecond() / Math.max(1, r.sentPerSecond()),
+                                (double) g.confirmMicros()[4] / Math.max(1, r.confirmMicros()[4])
+                            });
+                }
+            }
+        }
+        List<Ratio> ratios = new ArrayList<>();
+        perCase.forEach((testCase, pairs) -> ratios.add(new Ratio(
+                testCase,
+                pairs.size(),
+                median(pairs.stream().mapToDouble(p -> p[0]).toArray()),
+                median(pairs.stream().mapToDouble(p -> p[1]).toArray()))));
+        return ratios;
+    }
+
+    private static double median(double[] values) {
+        double[] sorted = values.clone();
+        java.util.Arrays.sort(sorted);
+        return sorted[sorted.length / 2];
+    }
+
+    private Result run(String target, String testCase, int round, String uri, Path log, int seconds)
             throws IOException, InterruptedException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -231,7 +324,7 @@ final class PerfTestBench implements Callable<Integer> {
                 "1000",
                 "-z",
                 String.valueOf(seconds)));
-        command.addAll(caseArgs(testCase));
+        command.addAll(caseArgs(testCase, round));
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -240,12 +333,12 @@ final class PerfTestBench implements Callable<Integer> {
             process.destroyForcibly();
             throw new IOException("PerfTest did not finish, see " + log);
         }
-        return parse(target, testCase, Files.readString(log, StandardCharsets.UTF_8))
+        return parse(target, testCase, round, Files.readString(log, StandardCharsets.UTF_8))
                 .orElseThrow(() -> new IOException("no PerfTest summary in " + log));
     }
 
     /** The figures of a PerfTest summary, or empty if the text has none. */
-    static Optional<Result> parse(String target, String testCase, String text) {
+    static Optional<Result> parse(String target, String testCase, int round, String text) {
         Matcher sent = SENT.matcher(text);
         Matcher received = RECEIVED.matcher(text);
         Matcher confirm = CONFIRM.matcher(text);
@@ -262,7 +355,7 @@ final class PerfTestBench implements Callable<Integer> {
             return Optional.empty();
         }
         long receivedRate = received.find() ? number(received.group(1)) : -1;
-        return Optional.of(new Result(target, testCase, number(sent.group(1)), receivedRate, micros));
+        return Optional.of(new Result(target, testCase, round, number(sent.group(1)), receivedRate, micros));
     }
 
     private static long number(String text) {
@@ -280,35 +373,31 @@ final class PerfTestBench implements Callable<Integer> {
                         + " nodes, on this machine%n",
                 seconds, targets.contains("rabbitmq") ? RabbitMqTarget.version() : "-");
         System.out.printf(
-                "%-9s %-5s %12s %12s %10s %10s %10s%n",
-                "target", "case", "confirmed/s", "received/s", "p50 ms", "p95 ms", "p99 ms");
+                "%-9s %-5s %5s %12s %12s %10s %10s %10s%n",
+                "target", "case", "round", "confirmed/s", "received/s", "p50 ms", "p95 ms", "p99 ms");
         for (Result r : results) {
             System.out.printf(
-                    "%-9s %-5s %,12d %,12d %10.1f %10.1f %10.1f%n",
+                    "%-9s %-5s %5d %,12d %,12d %10.1f %10.1f %10.1f%n",
                     r.target(),
                     r.testCase(),
+                    r.round(),
                     r.sentPerSecond(),
                     r.receivedPerSecond(),
                     r.confirmMicros()[1] / 1000.0,
                     r.confirmMicros()[3] / 1000.0,
                     r.confirmMicros()[4] / 1000.0);
         }
-        Map<String, Result> rabbit = new LinkedHashMap<>();
-        results.stream().filter(r -> r.target().equals("rabbitmq")).forEach(r -> rabbit.put(r.testCase(), r));
-        List<Result> ganglion =
-                results.stream().filter(r -> r.target().equals("ganglion")).toList();
-        if (!rabbit.isEmpty() && !ganglion.isEmpty()) {
+        List<Ratio> ratios = ratios(results);
+        if (!ratios.isEmpty()) {
             System.out.println();
-            System.out.printf("%-5s %22s %24s%n", "case", "throughput G/R (>= 2)", "p99 confirm G/R (<= 0.5)");
-            for (Result g : ganglion) {
-                Result r = rabbit.get(g.testCase());
-                if (r != null) {
-                    System.out.printf(
-                            "%-5s %22.2f %24.2f%n",
-                            g.testCase(),
-                            (double) g.sentPerSecond() / Math.max(1, r.sentPerSecond()),
-                            (double) g.confirmMicros()[4] / Math.max(1, r.confirmMicros()[4]));
-                }
+            System.out.printf(
+                    "%-5s %6s %22s %24s%n", "case", "rounds", "throughput G/R (>= 2)", "p99 confirm G/R (<= 0.5)");
+            for (Ratio ratio : ratios) {
+                System.out.printf(
+                        "%-5s %6d %22.2f %24.2f%n", ratio.testCase(), ratio.rounds(), ratio.throughput(), ratio.p99());
+            }
+            if (rounds > 1) {
+                System.out.println("(medians over the rounds of each round's ratio)");
             }
         }
     }
