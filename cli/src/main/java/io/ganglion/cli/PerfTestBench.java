@@ -22,10 +22,11 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code ganglion bench perftest}: RabbitMQ's PerfTest against a three-broker Ganglion cluster and against three
- * RabbitMQ nodes (Debian's {@code rabbitmq-server}), both started by the bench on this machine, one after the other in
- * the same run, with quorum queues: (a) 1 queue, 100 B; (b) 1 queue, 1000 B; (c) 4 queues, 100 B; {@code -c 1000}
- * unconfirmed at most, persistent. Prints confirmed msg/s and confirm latency percentiles per target and case, and
- * Ganglion's figures as ratios of RabbitMQ's, and writes them to {@code perftest.json}.
+ * RabbitMQ nodes (Debian's {@code rabbitmq-server}), both started by the bench on this machine and up together, each
+ * case run against one and then the other, in {@code --rounds} rounds, with quorum queues: (a) 1 queue, 100 B; (b) 1
+ * queue, 1000 B; (c) 4 queues, 100 B; {@code -c 1000} unconfirmed at most, persistent. Prints confirmed msg/s and
+ * confirm latency percentiles per target, case and round, and Ganglion's figures as ratios of RabbitMQ's (the median
+ * over the rounds of each round's ratio), and writes them to {@code perftest.json}.
  *
  * <p>PerfTest runs as a child JVM from {@code --perftest-lib} (fetched by {@code bench/perftest.sh}, or {@code ./mvnw
  * -f bench/perftest/pom.xml dependency:copy-dependencies -DoutputDirectory=target/lib}). Its summary lines ({@code
