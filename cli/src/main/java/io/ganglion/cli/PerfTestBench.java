@@ -159,14 +159,8 @@ final class PerfTestBench implements Callable<Integer> {
             for (String target : targets) {
                 Path root = Files.createTempDirectory("ganglion-perftest-" + target);
                 roots.put(target, root);
-                List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
-                jvm.addAll(brokerJvm);
-                if (jfr) {
-                    jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-                            + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
-                }
                 FailoverTarget cluster = target.equals("ganglion")
-                        ? GanglionTarget.start(root, 3, jvm, brokerSettings)
+                        ? GanglionTarget.start(root, 3, ganglionJvm(folder), brokerSettings)
                         : RabbitMqTarget.start(root, 3);
                 clusters.put(target, cluster);
                 System.out.println("started " + cluster.description());
@@ -239,6 +233,17 @@ final class PerfTestBench implements Callable<Integer> {
 
     private String args(String testCase, int round) {
         return String.join(" ", caseArgs(testCase, round));
+    }
+
+    /** Each Ganglion broker's JVM options: the heap, {@code --broker-jvm}, and with {@code --jfr} a recording. */
+    private List<String> ganglionJvm(Path folder) {
+        List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
+        jvm.addAll(brokerJvm);
+        if (jfr) {
+            jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+                    + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
+        }
+        return jvm;
     }
 
     private static String uri(FailoverTarget cluster) {

@@ -554,15 +554,20 @@ public final class Replica {
             if (epoch.value() <= fence) {
                 return;
             }
-            if (installing != null && !installing.epoch.isAfter(epoch)) {
-                installing = null; // activated without us: we catch up from the owner as a learner
-            }
-            follower = new FollowerRole(epoch, assignment.owner());
+            follow(epoch, assignment.owner()); // activated without us: we catch up from the owner as a learner
             sendProgress(nowMs, true); // the owner may have streamed to this log before it followed: feed it again
             checkCaughtUp();
         } else {
             dropRoles();
         }
+    }
+
+    /** Follows {@code owner} in the activated {@code epoch}; an install of that epoch or an earlier one is over. */
+    private void follow(Epoch epoch, NodeId owner) {
+        if (installing != null && !installing.epoch.isAfter(epoch)) {
+            installing = null;
+        }
+        follower = new FollowerRole(epoch, owner);
     }
 
     /** Publishes awaiting a confirm lose their owner: their outcome is unknown here, and their sender re-sends them. */
@@ -803,10 +808,7 @@ public final class Replica {
             // instead of a metadata round later (13-67 ms in the failover bench). The fence still holds: a sealed
             // epoch is never followed.
             dropRoles();
-            if (installing != null && !installing.epoch.isAfter(replicate.epoch())) {
-                installing = null;
-            }
-            follower = new FollowerRole(replicate.epoch(), from);
+            follow(replicate.epoch(), from);
         }
         if (follower == null
                 || !from.equals(follower.owner)
@@ -1026,16 +1028,24 @@ public final class Replica {
     private void onSeal(SealRequested seal) {
         raiseFence(seal.epoch().value());
         if (persistedSeal >= seal.epoch().value()) {
-            out.add(new ReplySealed(seal.controller(), seal.epoch(), new SealReply(self, position(), durable)));
+            replySealed(seal.controller(), seal.epoch());
             return;
         }
         sealWaiters.add(new SealWaiter(seal.controller(), seal.epoch()));
         persistSeal();
     }
 
-    /** A {@link PersistSeal} of the fence, unless one of it is persisted or on its way. */
+    /** Where this log ends and how far it is durable, to the controller that asked for the seal of {@code epoch}. */
+    private void replySealed(NodeId controller, Epoch epoch) {
+        out.add(new ReplySealed(controller, epoch, new SealReply(self, position(), durable)));
+    }
+
+    /**
+     * A {@link PersistSeal} of the fence, unless one of it is persisted or on its way (every seal persisted went out
+     * as a {@link PersistSeal} first, so {@code sealPersisting} is never below {@code persistedSeal}).
+     */
     private void persistSeal() {
-        if (persistedSeal < fence && sealPersisting < fence) {
+        if (sealPersisting < fence) {
             sealPersisting = fence;
             out.add(new PersistSeal(Epoch.of(fence)));
         }
@@ -1047,7 +1057,7 @@ public final class Replica {
         sealWaiters.clear();
         for (SealWaiter waiter : waiting) {
             if (waiter.epoch().value() <= persistedSeal) {
-                out.add(new ReplySealed(waiter.controller(), waiter.epoch(), new SealReply(self, position(), durable)));
+                replySealed(waiter.controller(), waiter.epoch());
             } else {
                 sealWaiters.add(waiter);
             }

@@ -20,6 +20,15 @@ import org.junit.jupiter.api.Test;
 /** The owner, follower and learner state machines, and the seal and install steps, on a hand-stepped harness. */
 class ReplicaTest {
 
+    /** Owner a is lost: b and c seal epoch 1, and epoch 2 is b's, c its follower (both installed by their seals). */
+    private static Assignment ownerLostToB(Harness harness) {
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        return new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+    }
+
     private static Harness threeCopies() {
         Harness harness = new Harness("a", "b", "c");
         harness.activate(1, 2, "a", "b", "c");
@@ -131,11 +140,7 @@ class ReplicaTest {
         harness.deliverAll();
         harness.node("b").sync();
         // the owner dies before confirming; b becomes the owner of epoch 2 holding both publishes
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
-        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        Assignment second = ownerLostToB(harness);
         harness.assign(second, 2, Set.copyOf(second.members()));
         harness.settle();
         Harness.Node owner = harness.node("b");
@@ -853,11 +858,7 @@ class ReplicaTest {
             harness.publish("a", 1, 1, i);
         }
         harness.settle();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
-        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        Assignment second = ownerLostToB(harness);
         Set<NodeId> installed = Set.copyOf(second.members());
         // the follower first: its report reaches b before b took epoch 2
         harness.node("c").on(new ReplicaEvent.Assigned(second, 2, installed, 60_000));
@@ -881,11 +882,7 @@ class ReplicaTest {
         Harness harness = threeCopies();
         harness.publish("a", 1, 1, 1);
         harness.settle();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
-        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        Assignment second = ownerLostToB(harness);
         harness.node("b").on(new ReplicaEvent.Assigned(second, 2, Set.copyOf(second.members()), 60_000));
         harness.settle(); // c hears of epoch 2 only from b; no time passes
         harness.publish("b", 2, 2, 1);
@@ -932,11 +929,7 @@ class ReplicaTest {
     @Test
     void shouldFeedAgainAFollowerThatMissedTheStreamBeforeItsMetadataRole() {
         Harness harness = threeCopies();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
-        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        Assignment second = ownerLostToB(harness);
         Set<NodeId> installed = Set.copyOf(second.members());
         harness.node("b").on(new ReplicaEvent.Assigned(second, 2, installed, 60_000));
         harness.deliverAllDropping(message -> message instanceof PeerMessage.Replicate); // lost on the way to c
