@@ -67,7 +67,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final Map<PublishId, CompletableFuture<Void>> pending = new HashMap<>();
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
     private boolean closed;
-    private boolean gateScheduled;
+    /** The shard beat that checks the lease while the queue is active, or null. */
+    private Shard.Ticker gateTicker;
+
     private int gateTicks;
 
     /**
@@ -289,18 +291,22 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         } else {
             machine.holdDelivery();
         }
-        if (!gateScheduled) {
-            gateScheduled = true;
-            shard.schedule(
-                    () -> {
-                        gateScheduled = false;
-                        if (++gateTicks % LOW_WATER_EVERY_TICKS == 0) {
-                            findLowWater();
-                        }
-                        gate();
-                    },
-                    GATE_EVERY_MS);
+        if (gateTicker == null) {
+            gateTicker = shard.every(GATE_EVERY_MS, this::gateTick);
         }
+    }
+
+    /** Every {@value #GATE_EVERY_MS} ms while active, in the shard's beat: the lease check and retention. */
+    private void gateTick() {
+        if (machine == null || closed) {
+            gateTicker.cancel();
+            gateTicker = null;
+            return;
+        }
+        if (++gateTicks % LOW_WATER_EVERY_TICKS == 0) {
+            findLowWater();
+        }
+        gate();
     }
 
     // ---------------------------------------------------------------------------------------------- LocalQueue

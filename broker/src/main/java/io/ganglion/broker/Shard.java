@@ -9,7 +9,9 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.util.concurrent.FastThreadLocalThread;
 import io.netty.util.concurrent.RejectedExecutionHandlers;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
@@ -57,6 +59,8 @@ public final class Shard implements Executor, AutoCloseable {
     private int tasksSinceIdle;
     /** Shard thread only: payload bytes held by this shard's queues in their recent-message caches. */
     private long recentBytes;
+    /** Shard thread only: the periodic tasks of this shard's queues and replicas, by period ({@link #every}). */
+    private final Map<Long, Ticks> ticks = new HashMap<>();
 
     /** A shard on a loop of its own (tests, a broker's single shard is a {@link Group} of one). */
     public Shard(int index) {
@@ -213,6 +217,81 @@ public final class Shard implements Executor, AutoCloseable {
             throw new RejectedExecutionException("shard " + index + " is closed");
         }
         loop.schedule(counted(task), delayMs, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Runs {@code task} on this shard's thread every {@code periodMs}, from the next beat of the shard's clock for that
+     * period on, until {@link Ticker#cancel}. Every task of one period runs in the same beat, one after the other, so
+     * a shard with many idle queues and replicas wakes once per period instead of once per task (a replica's tick, a
+     * queue's lease check), and what they send to one peer in that beat leaves in one write. Shard thread only.
+     */
+    public Ticker every(long periodMs, Runnable task) {
+        if (periodMs < 1) {
+            throw new IllegalArgumentException("period must be at least 1 ms: " + periodMs);
+        }
+        if (loop.isShuttingDown()) {
+            throw new RejectedExecutionException("shard " + index + " is closed");
+        }
+        Ticks beat = ticks.computeIfAbsent(periodMs, Ticks::new);
+        Ticker ticker = new Ticker(task);
+        beat.tickers.add(ticker);
+        beat.arm();
+        return ticker;
+    }
+
+    /** A task run by {@link #every}: it runs each beat until cancelled. */
+    public static final class Ticker {
+        private final Runnable task;
+        private boolean cancelled;
+
+        private Ticker(Runnable task) {
+            this.task = task;
+        }
+
+        /** No more beats: takes effect at once, also from within the task itself. Shard thread only. */
+        public void cancel() {
+            cancelled = true;
+        }
+    }
+
+    /** The tickers of one period and the one scheduled beat that runs them while there are any. */
+    private final class Ticks {
+        private final long periodMs;
+        private final ArrayList<Ticker> tickers = new ArrayList<>();
+        private boolean armed;
+
+        Ticks(long periodMs) {
+            this.periodMs = periodMs;
+        }
+
+        void arm() {
+            if (!armed) {
+                armed = true;
+                loop.schedule(this::beat, periodMs, TimeUnit.MILLISECONDS);
+            }
+        }
+
+        /** Runs the tickers registered before this beat; one registered by a ticker waits for the next. */
+        private void beat() {
+            armed = false;
+            int count = tickers.size();
+            for (int i = 0; i < count; i++) {
+                Ticker ticker = tickers.get(i);
+                if (ticker.cancelled) {
+                    continue;
+                }
+                try {
+                    ticker.task.run();
+                } catch (RuntimeException | Error e) {
+                    LOG.error("event=shard_task_failed shard={}", index, e);
+                }
+                afterTask();
+            }
+            tickers.removeIf(ticker -> ticker.cancelled);
+            if (!tickers.isEmpty() && !loop.isShuttingDown()) {
+                arm();
+            }
+        }
     }
 
     /** {@code task} as the shard runs it: a failure logged, and counted towards the next idle point. */

@@ -105,6 +105,40 @@ class ShardTest {
     }
 
     @Test
+    void shouldRunTheTasksOfOnePeriodTogetherInOneBeatUntilEachIsCancelled() throws Exception {
+        try (Shard shard = new Shard(0)) {
+            List<String> events = new ArrayList<>();
+            CountDownLatch beats = new CountDownLatch(8);
+            Shard.Ticker[] c = new Shard.Ticker[1];
+            int[] cRuns = {0};
+            onShard(shard, () -> {
+                shard.every(10, () -> events.add("a"));
+                shard.every(10, () -> {
+                    events.add("b");
+                    throw new IllegalStateException("a ticker that fails");
+                });
+                c[0] = shard.every(10, () -> {
+                    events.add("c");
+                    if (++cRuns[0] == 3) {
+                        c[0].cancel();
+                        shard.every(10, () -> events.add("d")); // runs from the next beat on
+                    }
+                });
+                shard.every(10, beats::countDown);
+                assertThatThrownBy(() -> shard.every(0, () -> {})).isInstanceOf(IllegalArgumentException.class);
+            });
+            assertThat(beats.await(10, TimeUnit.SECONDS)).isTrue();
+            List<String> seen = new ArrayList<>();
+            onShard(shard, () -> seen.addAll(events));
+            String all = String.join("", seen);
+            // every beat ran its tickers back to back, in the order they were registered; a failing one did not stop
+            // the others, c stopped after its third beat, and d, registered in that beat, began in the next
+            assertThat(all).startsWith("abcabcabcabdabdabd");
+            assertThat(all.replace("abd", "")).isEqualTo("abcabcabc");
+        }
+    }
+
+    @Test
     void shouldRunScheduledTasksLaterAndRefuseTasksOnceClosed() throws Exception {
         Shard shard = new Shard(0);
         CompletableFuture<Long> ran = new CompletableFuture<>();

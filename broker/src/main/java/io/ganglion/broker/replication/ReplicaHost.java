@@ -155,6 +155,9 @@ public final class ReplicaHost {
     private final LinkedHashSet<PublishId> outstanding = new LinkedHashSet<>();
     private boolean handling;
     private boolean closed;
+    /** The shard beat that ticks the replica, once it runs (on the shard). */
+    private Shard.Ticker ticker;
+
     private Throwable failure;
 
     /**
@@ -212,7 +215,7 @@ public final class ReplicaHost {
                 try {
                     open();
                     opened.complete(null);
-                    shard.schedule(this::tick, context.tickMs());
+                    ticker = shard.every(context.tickMs(), this::tick);
                 } catch (IOException | RuntimeException e) {
                     fail(e);
                     opened.completeExceptionally(e);
@@ -411,17 +414,13 @@ public final class ReplicaHost {
     }
 
     private void tick() {
-        // on the shard
+        // on the shard, every tickMs with the shard's other replicas and queues
         if (closed || failure != null) {
+            ticker.cancel();
             return;
         }
         handle(new ReplicaEvent.Tick());
         flushLingering();
-        try {
-            shard.schedule(this::tick, context.tickMs());
-        } catch (RejectedExecutionException e) {
-            LOG.debug("event=replica_tick_stopped object={} reason=shard_closed", object);
-        }
     }
 
     private void onShard(Runnable task) {
