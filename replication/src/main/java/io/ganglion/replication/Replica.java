@@ -486,6 +486,12 @@ public final class Replica {
         Assignment assignment = assigned.assignment();
         Epoch epoch = assignment.epoch();
         assignedEpoch = Math.max(assignedEpoch, epoch.value());
+        if (follower != null && follower.epoch.isAfter(epoch)) {
+            // The metadata here is behind the owner this replica follows already (it took that later epoch from the
+            // owner's stream): the older epoch was superseded. Taking a role in it would drop the later one, and as
+            // its owner this log would write the older epoch's start where the later epoch's owner streams its own.
+            return;
+        }
         if (assignment.owner().equals(self)) {
             if (owner != null && owner.epoch.equals(epoch)) {
                 owner.installed = assigned.installed();
@@ -776,13 +782,21 @@ public final class Replica {
         }
     }
 
-    /** Stamps a follower that heard nothing from us for a quarter of the lease: its answer renews the lease. */
+    /**
+     * Stamps a follower that heard nothing from us since the last renewal boundary (a multiple of a quarter of the
+     * lease): its answer renews the lease. The boundaries are the same for every replica, so a broker's idle owners
+     * renew together, in one tick, and what they send one peer leaves in one write (an idle queue's renewals were a
+     * wake-up of its own for both brokers, each 100 ms per follower). Stamps stay at most a quarter of the lease plus a
+     * tick apart.
+     */
     private void renewLease(long nowMs) {
         if (owner.sealed || owner.writeRequirement < 2) {
             return;
         }
+        long renewMs = config.leaseRenewMs();
         for (Peer peer : owner.peers.values()) {
-            if (peer.lastStampMs == Long.MIN_VALUE || nowMs - peer.lastStampMs >= config.leaseRenewMs()) {
+            if (peer.lastStampMs == Long.MIN_VALUE
+                    || Math.floorDiv(nowMs, renewMs) != Math.floorDiv(peer.lastStampMs, renewMs)) {
                 stamp(peer, nowMs);
             }
         }
@@ -839,6 +853,13 @@ public final class Replica {
         for (Record record : replicate.records()) {
             if (record.offset() > end) {
                 fresh.add(record);
+            } else if (record.offset() >= start
+                    && !history.epochAt(record.offset()).equals(record.epoch())) {
+                // This log holds another epoch's record there (one its owner of that epoch wrote and no recovery
+                // kept): taking the records after it would leave two logs of the followed epoch. Ask to be fed
+                // again: the owner cuts this log back to where it meets its own.
+                sendProgress(nowMs, true);
+                return;
             }
         }
         if (!fresh.isEmpty()) {

@@ -13,6 +13,8 @@ import io.ganglion.replication.ReplicaEffect.PersistSeal;
 import io.ganglion.replication.ReplicaEffect.ReadLog;
 import io.ganglion.replication.ReplicaEffect.ReplyInstalled;
 import io.ganglion.replication.ReplicaEffect.ReplySealed;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -763,6 +765,106 @@ class ReplicaTest {
         harness.tick(50); // a renewal goes out at least every lease / 4 = 100 ms and b answers it at once
         harness.settle();
         assertThat(owner.mayDeliver(Epoch.of(1), harness.now)).isTrue();
+    }
+
+    /**
+     * A follower that took a later epoch from its owner's stream ignores an older assignment its metadata shows after
+     * it (seen in the simulator: as the older epoch's owner it wrote that epoch's start where the later owner then
+     * streamed its own, and the two logs of the later epoch differed).
+     */
+    @Test
+    void shouldIgnoreAnOlderAssignmentOnceItFollowsALaterEpochFromTheStream() {
+        Harness harness = threeCopies();
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        Assignment third = new Assignment(Epoch.of(3), NodeId.of("c"), List.of(NodeId.of("b")), true);
+        harness.node("c").on(new ReplicaEvent.Assigned(third, 2, Set.of(NodeId.of("c")), 60_000));
+        harness.deliverAll(); // b hears c's epoch 3 before its metadata shows epoch 2 or 3
+        Harness.Node b = harness.node("b");
+        assertThat(b.replica.following()).as("adopted from the stream").contains(Epoch.of(3));
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        b.on(new ReplicaEvent.Assigned(second, 2, Set.of(NodeId.of("b"), NodeId.of("c")), 60_000));
+        assertThat(b.replica.owning()).as("epoch 2 was superseded").isEmpty();
+        assertThat(b.replica.following()).contains(Epoch.of(3));
+        harness.publish("c", 3, 1, 1);
+        harness.settle();
+        harness.tick(10);
+        harness.settle();
+        assertThat(b.log).as("one log of epoch 3, the publish in it").isEqualTo(harness.node("c").log);
+        assertThat(b.log.get(b.log.size() - 1)).isInstanceOf(Record.Message.class);
+    }
+
+    /**
+     * A follower that holds another epoch's record at an offset its owner streams (its log is not where the owner
+     * believed) takes nothing after it and asks to be fed again, instead of skipping the record as one it holds.
+     */
+    @Test
+    void shouldAskToBeFedAgainWhenItHoldsAnotherEpochsRecordWhereTheOwnerStreams() {
+        Harness harness = threeCopies();
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        Harness.Node b = harness.node("b");
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
+        b.on(new ReplicaEvent.Assigned(second, 2, Set.of(NodeId.of("b")), 60_000));
+        long start = b.log.size() - 1; // b wrote epoch 2's start there
+        assertThat(b.log.get((int) start)).isEqualTo(new Record.EpochStart(Epoch.of(2), start));
+        Assignment third = new Assignment(Epoch.of(3), NodeId.of("c"), List.of(NodeId.of("b")), true);
+        b.on(new ReplicaEvent.Assigned(third, 2, Set.of(NodeId.of("c")), 60_000));
+        b.effects.clear();
+        b.on(new ReplicaEvent.Received(
+                NodeId.of("c"),
+                new PeerMessage.Replicate(
+                        Epoch.of(3),
+                        -1,
+                        List.of(
+                                new Record.EpochStart(Epoch.of(3), start),
+                                new Record.Message(
+                                        Epoch.of(3), start + 1, new PublishId(1, 1), ByteBuffer.allocate(10))),
+                        harness.now,
+                        0)));
+        assertThat(b.log).as("nothing taken after a record it cannot place").hasSize((int) start + 1);
+        assertThat(b.effects)
+                .anyMatch(effect -> effect instanceof ReplicaEffect.Send send
+                        && send.message() instanceof PeerMessage.Progress progress
+                        && progress.resync());
+    }
+
+    /**
+     * Idle owners renew their leases on the same boundaries, whenever they started, so that a broker's idle queues
+     * renew in one tick and their stamps to one peer leave together; stamps stay at most a quarter lease and a tick
+     * apart.
+     */
+    @Test
+    void shouldRenewLeasesOnBoundariesSharedByEveryOwner() {
+        Harness first = threeCopies();
+        first.tick(30);
+        first.settle();
+        Harness second = new Harness("a", "b", "c");
+        second.now = 30;
+        second.activate(1, 2, "a", "b", "c");
+        second.settle();
+        List<Long> firstRenewals = new ArrayList<>();
+        List<Long> secondRenewals = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            first.tick(10);
+            second.tick(10);
+            if (first.inFlight() > 0) {
+                firstRenewals.add(first.now);
+            }
+            if (second.inFlight() > 0) {
+                secondRenewals.add(second.now);
+            }
+            first.settle();
+            second.settle();
+        }
+        long renew = first.config.leaseRenewMs();
+        assertThat(firstRenewals).isNotEmpty().isEqualTo(secondRenewals).allMatch(t -> t % renew == 0);
+        assertThat(first.node("a").replica.mayDeliver(Epoch.of(1), first.now)).isTrue();
+        assertThat(second.node("a").replica.mayDeliver(Epoch.of(1), second.now)).isTrue();
     }
 
     @Test
