@@ -369,6 +369,15 @@ public final class Replica {
         return owner == null ? Optional.empty() : Optional.of(owner.epoch);
     }
 
+    /**
+     * Whether this replica awaits an epoch it has not heard of: it neither owns nor follows one, and every epoch the
+     * metadata assigned here is sealed here (a recovery sealed it and its next epoch is not known here yet), or none
+     * was assigned. Once the metadata shows a later epoch without it, or it takes a role, it no longer awaits.
+     */
+    public boolean awaitingEpoch() {
+        return takingPublishes().isEmpty() && follower == null && assignedEpoch <= fence;
+    }
+
     /** The epoch this replica follows, if any. */
     public Optional<Epoch> following() {
         return follower == null ? Optional.empty() : Optional.of(follower.epoch);

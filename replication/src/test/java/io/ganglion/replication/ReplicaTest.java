@@ -833,6 +833,31 @@ class ReplicaTest {
                         && progress.resync());
     }
 
+    /** A replica awaits an epoch while it has no role and every epoch assigned to it is sealed here. */
+    @Test
+    void shouldAwaitAnEpochOnlyWhileItKnowsNoOwnerAfterItsSeal() {
+        Harness harness = new Harness("a", "b", "c");
+        assertThat(harness.node("b").replica.awaitingEpoch())
+                .as("nothing assigned yet")
+                .isTrue();
+        harness.activate(1, 2, "a", "b", "c");
+        harness.settle();
+        assertThat(harness.node("a").replica.awaitingEpoch()).as("owns").isFalse();
+        assertThat(harness.node("b").replica.awaitingEpoch()).as("follows").isFalse();
+        harness.down.add(NodeId.of("a"));
+        harness.seal("b", 1);
+        harness.seal("c", 1);
+        harness.settle();
+        assertThat(harness.node("b").replica.awaitingEpoch())
+                .as("sealed, no next epoch known")
+                .isTrue();
+        Assignment second = new Assignment(Epoch.of(2), NodeId.of("c"), List.of(), true);
+        harness.node("b").on(new ReplicaEvent.Assigned(second, 1, Set.of(NodeId.of("c")), 60_000));
+        assertThat(harness.node("b").replica.awaitingEpoch())
+                .as("epoch 2 is someone else's")
+                .isFalse();
+    }
+
     /**
      * Idle owners renew their leases on the same boundaries, whenever they started, so that a broker's idle queues
      * renew in one tick and their stamps to one peer leave together; stamps stay at most a quarter lease and a tick

@@ -368,6 +368,14 @@ public final class ReplicaHost {
     }
 
     /**
+     * Whether the replica awaits an epoch it has not heard of ({@link Replica#awaitingEpoch}): it does not know who
+     * owns the queue next. On the shard.
+     */
+    public boolean awaitingEpochNow() {
+        return replica != null && failure == null && !closed && replica.awaitingEpoch();
+    }
+
+    /**
      * The records at offsets {@code from..to} (inclusive) of the object's log, decoded; fewer if the log holds fewer.
      * For the queue layer, which keeps offsets and reads messages back when it delivers them. On the shard.
      *
@@ -547,10 +555,18 @@ public final class ReplicaHost {
         // only a durability report starts an owner (its epoch start durable): the others need no look
         boolean startedBefore = !(event instanceof ReplicaEvent.AppendDurable)
                 || replica.owning().isPresent();
+        Optional<Epoch> followedBefore = event instanceof ReplicaEvent.Received ? replica.following() : null;
         executeAll(replica.onEvent(event, context.clockMs().getAsLong()), ownedBefore);
         if (!startedBefore && replica != null) {
             // from now on publishes are admitted (with replica_assignment: a recovery's timeline in the logs)
             replica.owning().ifPresent(epoch -> LOG.info("event=owner_started object={} epoch={}", object, epoch));
+        }
+        if (replica != null
+                && (event instanceof ReplicaEvent.Assigned
+                        || event instanceof ReplicaEvent.SealRequested
+                        || event instanceof ReplicaEvent.InstallRequested
+                        || (followedBefore != null && !followedBefore.equals(replica.following())))) {
+            listener.rolesMayHaveChanged();
         }
     }
 

@@ -30,6 +30,12 @@ public interface ReplicaListener {
      */
     default void failed(Throwable cause) {}
 
+    /**
+     * The replica may have taken or lost a role (owner or follower of an epoch): after an assignment, a seal, an
+     * install, or an epoch taken from an owner's stream.
+     */
+    default void rolesMayHaveChanged() {}
+
     /** A listener that ignores everything: for a follower-only host, or tests. */
     ReplicaListener NONE = new ReplicaListener() {
         @Override
