@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
@@ -371,8 +372,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     private void park(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
         if (parked.isEmpty()) {
+            try {
+                shard.schedule(this::expireParked, PARK_MS);
+            } catch (RejectedExecutionException e) {
+                done.completeExceptionally(new QueueMoved(notHere().explanation())); // the broker is stopping
+                return;
+            }
             parkedSinceNanos = System.nanoTime();
-            shard.schedule(this::expireParked, PARK_MS);
         }
         parked.add(new Parked(payload, done, publisher, sequence, System.nanoTime()));
     }
@@ -400,7 +406,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!parked.isEmpty()) {
             long waitedMs = TimeUnit.NANOSECONDS.toMillis(
                     System.nanoTime() - parked.peekFirst().sinceNanos());
-            shard.schedule(this::expireParked, Math.max(1, PARK_MS - waitedMs));
+            try {
+                shard.schedule(this::expireParked, Math.max(1, PARK_MS - waitedMs));
+            } catch (RejectedExecutionException e) {
+                releaseParked(Long.MAX_VALUE); // the broker is stopping: back to their senders now
+            }
         }
     }
 
