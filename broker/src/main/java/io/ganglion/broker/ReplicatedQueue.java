@@ -73,8 +73,6 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** Publishes held while the replica awaits its next epoch ({@link #park}), oldest first. */
     private final ArrayDeque<Parked> parked = new ArrayDeque<>();
 
-    private long parkedSinceNanos;
-
     private record Parked(
             ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence, long sinceNanos) {}
 
@@ -378,7 +376,6 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 done.completeExceptionally(new QueueMoved(notHere().explanation())); // the broker is stopping
                 return;
             }
-            parkedSinceNanos = System.nanoTime();
         }
         parked.add(new Parked(payload, done, publisher, sequence, System.nanoTime()));
     }
@@ -392,7 +389,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (parked.isEmpty() || host == null) {
             return;
         }
-        if (host.takingPublishesNow().isPresent() || !host.awaitingEpochNow() || closed) {
+        if (closed || !host.awaitingEpochNow()) { // owns now, or knows another owner
             releaseParked(Long.MAX_VALUE);
         }
     }
@@ -416,14 +413,19 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** Hands the publishes held since before {@code heldBeforeNanos} to {@link #publish} again, in order. */
     private void releaseParked(long heldBeforeNanos) {
+        if (parked.isEmpty()) {
+            return;
+        }
+        long since = parked.peekFirst().sinceNanos();
+        boolean admitted = !closed && host.takingPublishesNow().isPresent();
         int count = 0;
         while (!parked.isEmpty() && parked.peekFirst().sinceNanos() - heldBeforeNanos <= 0) {
             Parked held = parked.pollFirst();
             count++;
-            if (closed || host.takingPublishesNow().isEmpty()) {
-                held.done().completeExceptionally(new QueueMoved(notHere().explanation()));
-            } else {
+            if (admitted) {
                 publish(held.payload(), held.done(), held.publisher(), held.sequence());
+            } else {
+                held.done().completeExceptionally(new QueueMoved(notHere().explanation()));
             }
         }
         if (count > 0) {
@@ -431,9 +433,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                     "event=parked_publishes_released queue={} count={} admitted={} after_us={}",
                     def.name(),
                     count,
-                    !closed && host.takingPublishesNow().isPresent(),
-                    (System.nanoTime() - parkedSinceNanos) / 1000);
-            parkedSinceNanos = parked.isEmpty() ? 0 : parked.peekFirst().sinceNanos();
+                    admitted,
+                    (System.nanoTime() - since) / 1000);
         }
     }
 

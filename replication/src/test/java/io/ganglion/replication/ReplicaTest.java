@@ -775,10 +775,7 @@ class ReplicaTest {
     @Test
     void shouldIgnoreAnOlderAssignmentOnceItFollowsALaterEpochFromTheStream() {
         Harness harness = threeCopies();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
+        ownerLostToB(harness);
         Assignment third = new Assignment(Epoch.of(3), NodeId.of("c"), List.of(NodeId.of("b")), true);
         harness.node("c").on(new ReplicaEvent.Assigned(third, 2, Set.of(NodeId.of("c")), 60_000));
         harness.deliverAll(); // b hears c's epoch 3 before its metadata shows epoch 2 or 3
@@ -803,10 +800,7 @@ class ReplicaTest {
     @Test
     void shouldAskToBeFedAgainWhenItHoldsAnotherEpochsRecordWhereTheOwnerStreams() {
         Harness harness = threeCopies();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
+        ownerLostToB(harness);
         Harness.Node b = harness.node("b");
         Assignment second = new Assignment(Epoch.of(2), NodeId.of("b"), List.of(NodeId.of("c")), true);
         b.on(new ReplicaEvent.Assigned(second, 2, Set.of(NodeId.of("b")), 60_000));
@@ -844,10 +838,7 @@ class ReplicaTest {
         harness.settle();
         assertThat(harness.node("a").replica.awaitingEpoch()).as("owns").isFalse();
         assertThat(harness.node("b").replica.awaitingEpoch()).as("follows").isFalse();
-        harness.down.add(NodeId.of("a"));
-        harness.seal("b", 1);
-        harness.seal("c", 1);
-        harness.settle();
+        ownerLostToB(harness);
         assertThat(harness.node("b").replica.awaitingEpoch())
                 .as("sealed, no next epoch known")
                 .isTrue();
