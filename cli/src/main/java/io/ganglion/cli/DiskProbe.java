@@ -6,7 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -18,8 +17,7 @@ import java.util.concurrent.locks.LockSupport;
  * that any queue on that disk could be silent for 30 ms then, whatever the broker does. The probe's forces are small (a
  * few hundred a second beside the brokers' thousands).
  *
- * <p>Times are {@link System#nanoTime()} values. {@link #record} and the queries are synchronized: the probe thread
- * appends while a bench reads what one trial saw.
+ * <p>Times are {@link System#nanoTime()} values, kept in {@link ProbeSamples}.
  */
 final class DiskProbe implements AutoCloseable {
     static final int WRITE_BYTES = 512;
@@ -31,10 +29,7 @@ final class DiskProbe implements AutoCloseable {
     private volatile boolean stopped;
     private IOException failure;
 
-    private long[] starts = new long[4096];
-    private long[] durations = new long[4096];
-    private int count;
-    private long longestEver;
+    private final ProbeSamples samples = new ProbeSamples();
 
     private DiskProbe(Path file, long intervalNanos) {
         this.file = file;
@@ -100,13 +95,13 @@ final class DiskProbe implements AutoCloseable {
         } catch (IOException e) {
             synchronized (this) {
                 failure = e;
-                notifyAll();
             }
+            samples.wake();
         }
     }
 
     /** This thread's {@code /proc/thread-self/schedstat} (Linux), or null where there is none. */
-    private static FileChannel openSchedstat() {
+    static FileChannel openSchedstat() {
         try {
             return FileChannel.open(Path.of("/proc/thread-self/schedstat"), StandardOpenOption.READ);
         } catch (IOException e) {
@@ -157,63 +152,29 @@ final class DiskProbe implements AutoCloseable {
         return field == 2;
     }
 
-    synchronized void record(long startNanos, long durationNanos) {
-        if (count == starts.length) {
-            starts = Arrays.copyOf(starts, count * 2);
-            durations = Arrays.copyOf(durations, count * 2);
-        }
-        starts[count] = startNanos;
-        durations[count] = durationNanos;
-        count++;
-        longestEver = Math.max(longestEver, durationNanos);
-        notifyAll();
+    private void record(long startNanos, long durationNanos) {
+        samples.record(startNanos, durationNanos);
     }
 
     /**
      * The longest force that overlapped {@code [fromNanos, toNanos]} (started before its end and ended after its
      * start), or 0 when none did.
      */
-    synchronized long longestOverlapping(long fromNanos, long toNanos) {
-        return longestOverlapping(starts, durations, count, longestEver, fromNanos, toNanos);
-    }
-
-    /**
-     * {@link #longestOverlapping} over the given samples: starts ascending, as the probe appends them, none longer than
-     * {@code longestEver}.
-     */
-    static long longestOverlapping(
-            long[] starts, long[] durations, int count, long longestEver, long fromNanos, long toNanos) {
-        long longest = 0;
-        int last = Arrays.binarySearch(starts, 0, count, toNanos);
-        // from the last force that started by the window's end back to the first that could still run into it
-        for (int i = last >= 0 ? last : -last - 2; i >= 0 && starts[i] + longestEver >= fromNanos; i--) {
-            if (starts[i] + durations[i] >= fromNanos) {
-                longest = Math.max(longest, durations[i]);
-            }
-        }
-        return longest;
+    long longestOverlapping(long fromNanos, long toNanos) {
+        return samples.longestOverlapping(fromNanos, toNanos);
     }
 
     /**
      * Waits until the probe has made {@code forces} forces in all, or stopped on an IO error ({@link #failure}); the
      * way a bench that wants so many forces waits for them instead of sleeping for a guess of their time.
      */
-    synchronized void awaitForces(int forces) throws InterruptedException {
-        while (count < forces && failure == null) {
-            wait();
-        }
+    void awaitForces(int forces) throws InterruptedException {
+        samples.await(forces, () -> failure() != null);
     }
 
     /** The force durations that started in {@code [fromNanos, toNanos)}, in the order taken. */
-    synchronized long[] durationsIn(long fromNanos, long toNanos) {
-        long[] picked = new long[count];
-        int n = 0;
-        for (int i = 0; i < count; i++) {
-            if (starts[i] >= fromNanos && starts[i] < toNanos) {
-                picked[n++] = durations[i];
-            }
-        }
-        return Arrays.copyOf(picked, n);
+    long[] durationsIn(long fromNanos, long toNanos) {
+        return samples.durationsIn(fromNanos, toNanos);
     }
 
     /** The IO error that stopped the probe, if one did. */

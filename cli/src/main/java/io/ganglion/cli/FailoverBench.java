@@ -178,6 +178,16 @@ final class FailoverBench implements Runnable {
     double diskProbeMs;
 
     @Option(
+            names = "--cpu-probe-ms",
+            defaultValue = "1",
+            description = "beside the load, wake a thread every this many ms and report the longest time it waited"
+                    + " for a core in each pause (0: no probe) (default ${DEFAULT-VALUE})")
+    double cpuProbeMs;
+
+    /** The probes beside the load, each null when off. */
+    record Probes(DiskProbe disk, CpuProbe cpu) {}
+
+    @Option(
             names = "--holds",
             split = ",",
             defaultValue = "default,0",
@@ -242,7 +252,8 @@ final class FailoverBench implements Runnable {
             double p99AfterMs,
             double[] confirmRate,
             long[][] silences,
-            double diskForceInPauseMs) {}
+            double diskForceInPauseMs,
+            double cpuWaitInPauseMs) {}
 
     record Trial(
             String scenario,
@@ -256,6 +267,8 @@ final class FailoverBench implements Runnable {
             double restartReadySeconds,
             double diskLongestBeforeMs,
             double diskLongestAfterMs,
+            double cpuLongestBeforeMs,
+            double cpuLongestAfterMs,
             double victimClosedSeconds,
             List<QueueResult> queues) {}
 
@@ -288,6 +301,8 @@ final class FailoverBench implements Runnable {
             DiskProbe probe = diskProbeMs > 0
                     ? DiskProbe.start(probeDirectory != null ? probeDirectory : outDir, (long) (diskProbeMs * 1e6))
                     : null;
+            CpuProbe cpuProbe = cpuProbeMs > 0 ? CpuProbe.start((long) (cpuProbeMs * 1e6)) : null;
+            Probes probes = new Probes(probe, cpuProbe);
             try {
                 for (String scenario : scenarios) {
                     if (scenario.equals("controller") && !target.hasController()) {
@@ -296,11 +311,14 @@ final class FailoverBench implements Runnable {
                     }
                     for (String hold : scenario.equals(NONE) ? List.of("n/a") : holdValues) {
                         for (int trial = 1; trial <= trials; trial++) {
-                            results.add(runValidTrial(target, scenario, hold, trial, stamp, results.isEmpty(), probe));
+                            results.add(runValidTrial(target, scenario, hold, trial, stamp, results.isEmpty(), probes));
                         }
                     }
                 }
             } finally {
+                if (cpuProbe != null) {
+                    cpuProbe.close();
+                }
                 if (probe != null) {
                     probe.close();
                     if (probe.failure() != null) {
@@ -347,11 +365,12 @@ final class FailoverBench implements Runnable {
                 || after < 2
                 || timeout <= 0
                 || !(diskProbeMs >= 0)
+                || !(cpuProbeMs >= 0)
                 || warmup < 0
                 || firstWarmup < 0) {
             throw new Main.UsageError(
                     "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0,"
-                            + " --warmup and --first-warmup >= 0, --disk-probe-ms >= 0");
+                            + " --warmup and --first-warmup >= 0, --disk-probe-ms and --cpu-probe-ms >= 0");
         }
         for (String scenario : scenarios) {
             if (!scenario.equals("owner") && !scenario.equals("controller") && !scenario.equals(NONE)) {
@@ -433,20 +452,14 @@ final class FailoverBench implements Runnable {
      * controller). Each voided attempt is printed and kept in {@link #voidedTrials}.
      */
     private Trial runValidTrial(
-            FailoverTarget target,
-            String scenario,
-            String hold,
-            int trial,
-            String stamp,
-            boolean first,
-            DiskProbe probe)
+            FailoverTarget target, String scenario, String hold, int trial, String stamp, boolean first, Probes probes)
             throws IOException, InterruptedException {
         for (int attempt = 1; ; attempt++) {
             // the run's first trial meets JVMs (the brokers', the bench's) that never ran this load
             double warm = first ? Math.max(warmup, firstWarmup) : warmup;
             try {
                 return runTrial(
-                        target, scenario, hold, trial, stamp + (attempt == 1 ? "" : "r" + attempt), warm, probe);
+                        target, scenario, hold, trial, stamp + (attempt == 1 ? "" : "r" + attempt), warm, probes);
             } catch (VoidTrial e) {
                 voidedTrials.add(e.getMessage());
                 boolean again = attempt < TRIAL_ATTEMPTS;
@@ -503,7 +516,7 @@ final class FailoverBench implements Runnable {
             int trial,
             String stamp,
             double trialWarmup,
-            DiskProbe probe)
+            Probes probes)
             throws IOException, InterruptedException, VoidTrial {
         String label = String.format(Locale.ROOT, "%s hold=%s trial %d/%d", scenario, hold, trial, trials);
         target.awaitHealthy();
@@ -651,7 +664,12 @@ final class FailoverBench implements Runnable {
                     killNanos,
                     restartAtNanos,
                     publishUntil,
-                    probe == null ? null : (from, to) -> probe.longestOverlapping(origin + from, origin + to)));
+                    probes.disk() == null
+                            ? null
+                            : (from, to) -> probes.disk().longestOverlapping(origin + from, origin + to),
+                    probes.cpu() == null
+                            ? null
+                            : (from, to) -> probes.cpu().longestOverlapping(origin + from, origin + to)));
         }
         Trial result = new Trial(
                 scenario,
@@ -663,12 +681,18 @@ final class FailoverBench implements Runnable {
                 seconds(killNanos),
                 restartAtNanos == FailoverStats.NONE ? Double.NaN : seconds(restartAtNanos - killNanos),
                 restartReadyNanos == FailoverStats.NONE ? Double.NaN : seconds(restartReadyNanos - killNanos),
-                probe == null
+                probes.disk() == null
                         ? Double.NaN
-                        : millis(probe.longestOverlapping(origin + measuredFrom, origin + killNanos)),
-                probe == null
+                        : millis(probes.disk().longestOverlapping(origin + measuredFrom, origin + killNanos)),
+                probes.disk() == null
                         ? Double.NaN
-                        : millis(probe.longestOverlapping(origin + killNanos, origin + publishUntil)),
+                        : millis(probes.disk().longestOverlapping(origin + killNanos, origin + publishUntil)),
+                probes.cpu() == null
+                        ? Double.NaN
+                        : millis(probes.cpu().longestOverlapping(origin + measuredFrom, origin + killNanos)),
+                probes.cpu() == null
+                        ? Double.NaN
+                        : millis(probes.cpu().longestOverlapping(origin + killNanos, origin + publishUntil)),
                 victimClosedSeconds(exitWatch, killNanos),
                 queueResults);
         printTrial(result);
@@ -770,7 +794,8 @@ final class FailoverBench implements Runnable {
             long kill,
             long restartAt,
             long publishUntil,
-            java.util.function.LongBinaryOperator diskForce) {
+            java.util.function.LongBinaryOperator diskForce,
+            java.util.function.LongBinaryOperator cpuWait) {
         int count = load.sentCount();
         long[] confirms = java.util.Arrays.copyOf(load.confirmTimes, count);
         FailoverStats.Pause pause = FailoverStats.pause(confirms, kill, publishUntil);
@@ -818,14 +843,16 @@ final class FailoverBench implements Runnable {
                         count,
                         kill,
                         FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE),
-                        diskForce),
-                diskForce == null ? Double.NaN : millis(diskForce.applyAsLong(pauseFrom, pause.endNanos())));
+                        diskForce,
+                        cpuWait),
+                diskForce == null ? Double.NaN : millis(diskForce.applyAsLong(pauseFrom, pause.endNanos())),
+                cpuWait == null ? Double.NaN : millis(cpuWait.applyAsLong(pauseFrom, pause.endNanos())));
     }
 
     /**
      * Each silence as {from, to} relative to the kill, then the send gap and latency of {@link
-     * FailoverStats#describeSilence}, then the longest disk probe force that overlapped it ({@link FailoverStats#NONE}
-     * without a probe).
+     * FailoverStats#describeSilence}, then the longest disk probe force and the longest wait of the CPU probe for a core
+     * that overlapped it (each {@link FailoverStats#NONE} without its probe).
      */
     private static long[][] describe(
             FailoverWorkload load,
@@ -833,13 +860,15 @@ final class FailoverBench implements Runnable {
             int count,
             long kill,
             long[][] spans,
-            java.util.function.LongBinaryOperator diskForce) {
+            java.util.function.LongBinaryOperator diskForce,
+            java.util.function.LongBinaryOperator cpuWait) {
         long[][] described = new long[spans.length][];
         for (int i = 0; i < spans.length; i++) {
             long[] seen = FailoverStats.describeSilence(
                     load.sendTimes, confirms, count, spans[i][0], spans[i][1], SILENCE_LOOK_BACK);
             long disk = diskForce == null ? FailoverStats.NONE : diskForce.applyAsLong(spans[i][0], spans[i][1]);
-            described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1], disk};
+            long cpu = cpuWait == null ? FailoverStats.NONE : cpuWait.applyAsLong(spans[i][0], spans[i][1]);
+            described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1], disk, cpu};
         }
         return described;
     }
@@ -981,6 +1010,19 @@ final class FailoverBench implements Runnable {
                                     .map(q -> String.format(Locale.ROOT, "%.1f ms", q.diskForceInPauseMs()))
                                     .toList()));
         }
+        if (!Double.isNaN(trial.cpuLongestAfterMs())) {
+            console.printf(
+                    Locale.ROOT,
+                    "  cpu probe: longest wait for a core %.1f ms before the %s, %.1f ms after; in each queue's pause: %s%n",
+                    trial.cpuLongestBeforeMs(),
+                    trial.victim() == null ? "mark" : "kill",
+                    trial.cpuLongestAfterMs(),
+                    String.join(
+                            " ",
+                            trial.queues().stream()
+                                    .map(q -> String.format(Locale.ROOT, "%.1f ms", q.cpuWaitInPauseMs()))
+                                    .toList()));
+        }
     }
 
     private static String fmt2(double value) {
@@ -1035,11 +1077,24 @@ final class FailoverBench implements Runnable {
      * the run had no probe.
      */
     static long diskOverTwiceP99(List<QueueResult> samples) {
-        if (samples.stream().allMatch(q -> Double.isNaN(q.diskForceInPauseMs()))) {
+        return overTwiceP99(samples, QueueResult::diskForceInPauseMs);
+    }
+
+    /**
+     * How many samples' pause overlapped a wait of the CPU probe for a core longer than twice their p99 before the
+     * kill: pauses in which a thread that woke could not run for longer than the bound, the machine's cores all taken;
+     * -1 when the run had no probe.
+     */
+    static long cpuOverTwiceP99(List<QueueResult> samples) {
+        return overTwiceP99(samples, QueueResult::cpuWaitInPauseMs);
+    }
+
+    private static long overTwiceP99(List<QueueResult> samples, ToDoubleFunction<QueueResult> probeMs) {
+        if (samples.stream().allMatch(q -> Double.isNaN(probeMs.applyAsDouble(q)))) {
             return -1;
         }
         return samples.stream()
-                .filter(q -> q.diskForceInPauseMs() > 2 * q.p99BeforeMs())
+                .filter(q -> probeMs.applyAsDouble(q) > 2 * q.p99BeforeMs())
                 .count();
     }
 
@@ -1086,7 +1141,7 @@ final class FailoverBench implements Runnable {
         }
         String header = String.format(
                 Locale.ROOT,
-                "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
+                "%-10s %-7s %-8s %2s %-20s %-9s %-11s %-9s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s",
                 "scenario",
                 "hold",
                 "lost",
@@ -1095,6 +1150,7 @@ final class FailoverBench implements Runnable {
                 "<=2 p99",
                 "kill|return",
                 "disk>2p99",
+                "cpu>2p99",
                 "return gap s",
                 "1st confirm s",
                 "gap before s",
@@ -1111,7 +1167,7 @@ final class FailoverBench implements Runnable {
             boolean censored = s.stream().anyMatch(QueueResult::pauseCensored);
             console.printf(
                     Locale.ROOT,
-                    "%-10s %-7s %-8s %2d %-20s %-9s %-11s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
+                    "%-10s %-7s %-8s %2d %-20s %-9s %-11s %-9s %-9s %-20s %-20s %-20s %-16s %-9s %-12s %-20s %-20s %-20s %-20s%n",
                     row.scenario(),
                     row.hold(),
                     row.role(),
@@ -1120,6 +1176,7 @@ final class FailoverBench implements Runnable {
                     withinTwiceP99(s) + "/" + s.size(),
                     killAndReturn(s),
                     diskOverTwiceP99(s) < 0 ? "-" : diskOverTwiceP99(s) + "/" + s.size(),
+                    cpuOverTwiceP99(s) < 0 ? "-" : cpuOverTwiceP99(s) + "/" + s.size(),
                     summary(s, QueueResult::gapFromRestartSeconds, "%.2f"),
                     summary(s, QueueResult::firstConfirmSeconds, "%.2f"),
                     summary(s, QueueResult::gapBeforeSeconds, "%.2f"),
@@ -1169,6 +1226,7 @@ final class FailoverBench implements Runnable {
         config.put("unknown_after_seconds", timeout);
         config.put("trials", this.trials);
         config.put("disk_probe_ms", diskProbeMs);
+        config.put("cpu_probe_ms", cpuProbeMs);
         config.put("chart_bucket_seconds", BUCKET / 1e9);
         doc.put("config", config);
         List<Map<String, Object>> summary = new ArrayList<>();
@@ -1187,6 +1245,8 @@ final class FailoverBench implements Runnable {
             r.put("samples_restarted_within_load", restartedWithin(row.samples()));
             r.put("disk_force_in_pause_over_2x_p99_before", diskOverTwiceP99(row.samples()));
             r.put("disk_force_in_pause_ms", stats(row.samples(), QueueResult::diskForceInPauseMs));
+            r.put("cpu_wait_in_pause_over_2x_p99_before", cpuOverTwiceP99(row.samples()));
+            r.put("cpu_wait_in_pause_ms", stats(row.samples(), QueueResult::cpuWaitInPauseMs));
             r.put("first_confirm_after_kill_s", stats(row.samples(), QueueResult::firstConfirmSeconds));
             r.put("longest_gap_before_kill_s", stats(row.samples(), QueueResult::gapBeforeSeconds));
             r.put("unknown", stats(row.samples(), q -> q.accounting().unknown()));
@@ -1213,6 +1273,8 @@ final class FailoverBench implements Runnable {
             t.put("restart_ready_after_kill_s", trial.restartReadySeconds());
             t.put("disk_longest_force_before_kill_ms", number(trial.diskLongestBeforeMs()));
             t.put("disk_longest_force_after_kill_ms", number(trial.diskLongestAfterMs()));
+            t.put("cpu_longest_wait_before_kill_ms", number(trial.cpuLongestBeforeMs()));
+            t.put("cpu_longest_wait_after_kill_ms", number(trial.cpuLongestAfterMs()));
             t.put("victim_sockets_closed_after_kill_s", number(trial.victimClosedSeconds()));
             List<Map<String, Object>> qs = new ArrayList<>();
             for (QueueResult q : trial.queues()) {
@@ -1248,6 +1310,7 @@ final class FailoverBench implements Runnable {
                 m.put("p99_after_ms", number(q.p99AfterMs()));
                 m.put("confirms_per_s_from_minus_before", q.confirmRate());
                 m.put("disk_force_in_pause_ms", number(q.diskForceInPauseMs()));
+                m.put("cpu_wait_in_pause_ms", number(q.cpuWaitInPauseMs()));
                 List<Map<String, Object>> silences = new ArrayList<>();
                 for (long[] span : q.silences()) {
                     silences.add(silence(span));
@@ -1274,6 +1337,7 @@ final class FailoverBench implements Runnable {
         m.put("longest_send_gap_ms", span[2] == FailoverStats.NONE ? null : millis(span[2]));
         m.put("latency_at_end_ms", span[3] == FailoverStats.NONE ? null : millis(span[3]));
         m.put("disk_force_ms", span[4] == FailoverStats.NONE ? null : millis(span[4]));
+        m.put("cpu_wait_ms", span.length < 6 || span[5] == FailoverStats.NONE ? null : millis(span[5]));
         return m;
     }
 

@@ -16,15 +16,15 @@ class DiskProbeTest {
         long[] starts = {0, 10, 20, 30, 40};
         long[] durations = {1, 15, 2, 1, 3};
         // the 15-long force from 10 runs to 25: it overlaps [22, 23] though it started before
-        assertThat(DiskProbe.longestOverlapping(starts, durations, 5, 15, 22, 23))
+        assertThat(ProbeSamples.longestOverlapping(starts, durations, 5, 15, 22, 23))
                 .isEqualTo(15);
-        assertThat(DiskProbe.longestOverlapping(starts, durations, 5, 15, 26, 29))
+        assertThat(ProbeSamples.longestOverlapping(starts, durations, 5, 15, 26, 29))
                 .isZero();
-        assertThat(DiskProbe.longestOverlapping(starts, durations, 5, 15, 29, 45))
+        assertThat(ProbeSamples.longestOverlapping(starts, durations, 5, 15, 29, 45))
                 .isEqualTo(3);
-        assertThat(DiskProbe.longestOverlapping(starts, durations, 5, 15, 0, 100))
+        assertThat(ProbeSamples.longestOverlapping(starts, durations, 5, 15, 0, 100))
                 .isEqualTo(15);
-        assertThat(DiskProbe.longestOverlapping(starts, durations, 0, 0, 0, 100))
+        assertThat(ProbeSamples.longestOverlapping(starts, durations, 0, 0, 0, 100))
                 .isZero();
     }
 

@@ -13,11 +13,15 @@ import org.junit.jupiter.api.io.TempDir;
 class FailoverBenchTest {
 
     private static FailoverBench.QueueResult result(String role, double pauseSeconds, boolean censored, double p99Ms) {
-        return result(role, pauseSeconds, censored, pauseSeconds, censored, Double.NaN, p99Ms, Double.NaN);
+        return result(role, pauseSeconds, censored, pauseSeconds, censored, Double.NaN, p99Ms, Double.NaN, Double.NaN);
     }
 
     private static FailoverBench.QueueResult withDisk(double pauseSeconds, double p99Ms, double diskForceMs) {
-        return result("follower", pauseSeconds, false, pauseSeconds, false, Double.NaN, p99Ms, diskForceMs);
+        return result("follower", pauseSeconds, false, pauseSeconds, false, Double.NaN, p99Ms, diskForceMs, Double.NaN);
+    }
+
+    private static FailoverBench.QueueResult withCpu(double pauseSeconds, double p99Ms, double cpuWaitMs) {
+        return result("follower", pauseSeconds, false, pauseSeconds, false, Double.NaN, p99Ms, Double.NaN, cpuWaitMs);
     }
 
     private static FailoverBench.QueueResult result(
@@ -28,7 +32,8 @@ class FailoverBenchTest {
             boolean toRestartCensored,
             double fromRestartSeconds,
             double p99Ms,
-            double diskForceMs) {
+            double diskForceMs,
+            double cpuWaitMs) {
         return new FailoverBench.QueueResult(
                 "q1",
                 "ganglion-1",
@@ -53,7 +58,8 @@ class FailoverBenchTest {
                 p99Ms,
                 new double[0],
                 new long[0][],
-                diskForceMs);
+                diskForceMs,
+                cpuWaitMs);
     }
 
     @Test
@@ -117,11 +123,11 @@ class FailoverBenchTest {
     void shouldCountTheKillsPauseAndTheReturnsGapApart() {
         List<FailoverBench.QueueResult> samples = List.of(
                 // the longest silence at the return: the kill's own pause within, the return's over
-                result("follower", 0.090, false, 0.030, false, 0.090, 20.0, Double.NaN),
+                result("follower", 0.090, false, 0.030, false, 0.090, 20.0, Double.NaN, Double.NaN),
                 // within at both
-                result("follower", 0.035, false, 0.035, false, 0.020, 20.0, Double.NaN),
+                result("follower", 0.035, false, 0.035, false, 0.020, 20.0, Double.NaN, Double.NaN),
                 // no confirm between the kill and the restart: censored, never within
-                result("follower", 5.0, false, 5.0, true, 0.010, 20.0, Double.NaN));
+                result("follower", 5.0, false, 5.0, true, 0.010, 20.0, Double.NaN, Double.NaN));
         assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(1);
         assertThat(FailoverBench.withinTwiceP99ToRestart(samples)).isEqualTo(2);
         assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo(2);
@@ -149,24 +155,42 @@ class FailoverBenchTest {
     }
 
     @Test
+    void shouldCountThePausesInWhichAThreadThatWokeWaitedForACoreLongerThanTheBound() {
+        List<FailoverBench.QueueResult> samples = List.of(
+                withCpu(0.050, 8.0, 41.0), // 41 ms waiting for a core against a 16 ms bound: the machine was full
+                withCpu(0.050, 8.0, 2.0), // a miss the cores do not explain
+                withCpu(0.020, 8.0, 16.0)); // as long as the bound, not longer
+        assertThat(FailoverBench.cpuOverTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverBench.diskOverTwiceP99(samples))
+                .as("no disk probe in these")
+                .isEqualTo(-1);
+        assertThat(FailoverBench.cpuOverTwiceP99(List.of(withDisk(0.06, 10.0, 35.0))))
+                .as("a run without the cpu probe")
+                .isEqualTo(-1);
+    }
+
+    @Test
     void shouldWriteASilenceWithoutAProbeOrASendAsNullsInsteadOfFailing() {
         long ms = 1_000_000L;
         Map<String, Object> measured =
-                FailoverBench.silence(new long[] {-2_000 * ms, -1_960 * ms, 7 * ms, 41 * ms, 3 * ms});
+                FailoverBench.silence(new long[] {-2_000 * ms, -1_960 * ms, 7 * ms, 41 * ms, 3 * ms, 22 * ms});
         assertThat(measured)
                 .containsEntry("from_s", -2.0)
                 .containsEntry("ms", 40.0)
                 .containsEntry("longest_send_gap_ms", 7.0)
                 .containsEntry("latency_at_end_ms", 41.0)
-                .containsEntry("disk_force_ms", 3.0);
+                .containsEntry("disk_force_ms", 3.0)
+                .containsEntry("cpu_wait_ms", 22.0);
 
         // --disk-probe-ms 0 (no force measured) and a silence with no send in it: the run's JSON is still written
-        Map<String, Object> unmeasured = FailoverBench.silence(
-                new long[] {-2_000 * ms, -1_960 * ms, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE});
+        Map<String, Object> unmeasured = FailoverBench.silence(new long[] {
+            -2_000 * ms, -1_960 * ms, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE
+        });
         assertThat(unmeasured)
                 .containsEntry("longest_send_gap_ms", null)
                 .containsEntry("latency_at_end_ms", null)
-                .containsEntry("disk_force_ms", null);
+                .containsEntry("disk_force_ms", null)
+                .containsEntry("cpu_wait_ms", null);
     }
 
     @Test
