@@ -78,6 +78,8 @@ public final class Broker implements AutoCloseable {
 
     public static Broker start(BrokerConfig config) throws IOException {
         Clock clock = Clock.systemUTC();
+        // before any traffic: the compiler then meets failover's types initialized (EagerClasses)
+        EagerClasses.initialize(Broker.class.getClassLoader());
         Storage storage = Storage.open(
                 config.dataDir().resolve("storage"),
                 StorageConfig.defaults(clock::millis)
