@@ -29,22 +29,26 @@ import org.slf4j.LoggerFactory;
  * also those that lost nothing, went 30-60 ms without a confirm while the code ran interpreted and was compiled again.
  * With the classes initialized before the traffic, the compiler has nothing to trap on.
  *
- * <p>Only classes under {@link #PACKAGES} are touched: the broker's runtime, not the command line tools or the
- * simulator that share its class path in a build. A class that cannot be initialized is skipped (logged at debug):
- * it would fail the same way when first used.
+ * <p>Only the classes of the broker's own modules are touched, found from one class of each ({@link #MODULES}) in the
+ * jar or class folder it came from: not the command line tools or the simulator that share its class path in a build,
+ * nor the test classes of a build's folders. A class that cannot be initialized is skipped (logged at debug): it
+ * would fail the same way when first used.
  */
 final class EagerClasses {
     private static final Logger LOG = LoggerFactory.getLogger(EagerClasses.class);
 
-    /** The packages, as resource folders, whose classes a broker runs. */
-    static final List<String> PACKAGES = List.of(
-            "io/ganglion/amqp/",
-            "io/ganglion/broker/",
-            "io/ganglion/coordination/",
-            "io/ganglion/metadata/",
-            "io/ganglion/queues/",
-            "io/ganglion/replication/",
-            "io/ganglion/storage/");
+    /** One class of each module a broker runs, and the package folder that holds the module's classes. */
+    static final List<Module> MODULES = List.of(
+            new Module(io.ganglion.amqp.codec.MethodCodec.class, "io/ganglion/amqp/"),
+            new Module(Broker.class, "io/ganglion/broker/"),
+            new Module(io.ganglion.coordination.Epoch.class, "io/ganglion/coordination/"),
+            new Module(io.ganglion.metadata.MetadataCommand.class, "io/ganglion/metadata/"),
+            new Module(io.ganglion.queues.QueueEffects.class, "io/ganglion/queues/"),
+            new Module(io.ganglion.replication.Replica.class, "io/ganglion/replication/"),
+            new Module(io.ganglion.storage.Storage.class, "io/ganglion/storage/"));
+
+    /** A module: a class of it, and the folder its classes are under. */
+    record Module(Class<?> anchor, String folder) {}
 
     /** JDK classes first used when a peer's connection resets or a failover sorts, where present. */
     static final List<String> JDK = List.of(
@@ -58,20 +62,8 @@ final class EagerClasses {
     /** Initializes the classes; returns how many were initialized. */
     static int initialize(ClassLoader loader) {
         long began = System.nanoTime();
-        TreeSet<String> names = new TreeSet<>();
-        for (String folder : PACKAGES) {
-            try {
-                Enumeration<URL> roots = loader.getResources(folder);
-                while (roots.hasMoreElements()) {
-                    names.addAll(classNames(roots.nextElement(), folder));
-                }
-            } catch (IOException | URISyntaxException e) {
-                LOG.debug("event=eager_classes_unlisted folder={} cause={}", folder, e.toString());
-            }
-        }
-        names.addAll(JDK);
         int initialized = 0;
-        for (String name : names) {
+        for (String name : names()) {
             try {
                 Class.forName(name, true, loader);
                 initialized++;
@@ -84,6 +76,32 @@ final class EagerClasses {
                 initialized,
                 (System.nanoTime() - began) / 1_000_000);
         return initialized;
+    }
+
+    /** The names of the classes to initialize: the modules' and {@link #JDK}. */
+    static TreeSet<String> names() {
+        TreeSet<String> names = new TreeSet<>();
+        for (Module module : MODULES) {
+            try {
+                names.addAll(classNames(root(module), module.folder()));
+            } catch (IOException | URISyntaxException | RuntimeException e) {
+                LOG.debug("event=eager_classes_unlisted folder={} cause={}", module.folder(), e.toString());
+            }
+        }
+        names.addAll(JDK);
+        return names;
+    }
+
+    /**
+     * Where a module's package folder is: inside the jar its anchor class came from ({@code jar:file:...!/folder}), or
+     * under the class folder it came from.
+     */
+    static URL root(Module module) throws IOException, URISyntaxException {
+        URL location = module.anchor().getProtectionDomain().getCodeSource().getLocation();
+        if (location.getPath().endsWith(".jar")) {
+            return new java.net.URI("jar:" + location + "!/" + module.folder()).toURL();
+        }
+        return location.toURI().resolve(module.folder()).toURL();
     }
 
     /** The binary names of the classes under {@code folder} in the jar or folder {@code root} points into. */

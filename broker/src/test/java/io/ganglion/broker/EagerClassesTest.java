@@ -48,6 +48,19 @@ class EagerClassesTest {
     }
 
     @Test
+    void shouldListTheModulesClassesButNotTheTestClassesOfABuildsFolders() {
+        java.util.TreeSet<String> names = EagerClasses.names();
+        assertThat(names)
+                .contains(
+                        "io.ganglion.replication.Replica",
+                        "io.ganglion.broker.peer.PeerCodec",
+                        "io.ganglion.amqp.codec.MethodCodec",
+                        "io.ganglion.storage.Storage",
+                        "sun.net.ConnectionResetException")
+                .doesNotContain(EagerClassesTest.class.getName());
+    }
+
+    @Test
     void shouldInitializeTheBrokersOwnClassesFromTheClassPath() {
         // the modules on this test's class path: the broker's classes and those of the modules it depends on
         int initialized = EagerClasses.initialize(EagerClassesTest.class.getClassLoader());
