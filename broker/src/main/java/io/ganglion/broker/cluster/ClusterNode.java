@@ -56,6 +56,8 @@ public final class ClusterNode implements AutoCloseable {
     private final Controller controller;
     private final PeerLink link;
     private final ScheduledExecutorService heartbeats;
+    /** Resets of a connection to this broker's own peer port, now and then (see {@link ResetRehearsal}). */
+    private ResetRehearsal resets;
 
     private ClusterNode(
             NodeId self,
@@ -164,6 +166,7 @@ public final class ClusterNode implements AutoCloseable {
         ClusterNode node = new ClusterNode(self, incarnation, log, clock, controller, link, heartbeats);
         node.scheduleHeartbeat();
         warmRefusalDial(link, selfSeed.host());
+        node.resets = ResetRehearsal.start(new InetSocketAddress(selfSeed.host(), selfSeed.peerPort()));
         return node;
     }
 
@@ -229,6 +232,9 @@ public final class ClusterNode implements AutoCloseable {
 
     @Override
     public void close() {
+        if (resets != null) {
+            resets.close();
+        }
         heartbeats.shutdownNow();
         controller.close();
         link.close();
