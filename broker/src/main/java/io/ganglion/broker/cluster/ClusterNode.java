@@ -57,7 +57,7 @@ public final class ClusterNode implements AutoCloseable {
     private final PeerLink link;
     private final ScheduledExecutorService heartbeats;
     /** Resets of a connection to this broker's own peer port, now and then (see {@link ResetRehearsal}). */
-    private ResetRehearsal resets;
+    private final ResetRehearsal resets;
 
     private ClusterNode(
             NodeId self,
@@ -66,7 +66,8 @@ public final class ClusterNode implements AutoCloseable {
             Clock clock,
             Controller controller,
             PeerLink link,
-            ScheduledExecutorService heartbeats) {
+            ScheduledExecutorService heartbeats,
+            ResetRehearsal resets) {
         this.self = self;
         this.incarnation = incarnation;
         this.log = log;
@@ -74,6 +75,7 @@ public final class ClusterNode implements AutoCloseable {
         this.controller = controller;
         this.link = link;
         this.heartbeats = heartbeats;
+        this.resets = resets;
     }
 
     /**
@@ -163,10 +165,10 @@ public final class ClusterNode implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         });
-        ClusterNode node = new ClusterNode(self, incarnation, log, clock, controller, link, heartbeats);
+        ResetRehearsal resets = ResetRehearsal.start(new InetSocketAddress(selfSeed.host(), selfSeed.peerPort()));
+        ClusterNode node = new ClusterNode(self, incarnation, log, clock, controller, link, heartbeats, resets);
         node.scheduleHeartbeat();
         warmRefusalDial(link, selfSeed.host());
-        node.resets = ResetRehearsal.start(new InetSocketAddress(selfSeed.host(), selfSeed.peerPort()));
         return node;
     }
 
@@ -232,9 +234,7 @@ public final class ClusterNode implements AutoCloseable {
 
     @Override
     public void close() {
-        if (resets != null) {
-            resets.close();
-        }
+        resets.close();
         heartbeats.shutdownNow();
         controller.close();
         link.close();
