@@ -370,7 +370,7 @@ final class FailoverBench implements Runnable {
                 || firstWarmup < 0) {
             throw new Main.UsageError(
                     "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0,"
-                            + " --warmup and --first-warmup >= 0, --disk-probe-ms and --cpu-probe-ms >= 0");
+                            + " --warmup and --first-warmup >= 0, --disk-probe-ms >= 0, --cpu-probe-ms >= 0");
         }
         for (String scenario : scenarios) {
             if (!scenario.equals("owner") && !scenario.equals("controller") && !scenario.equals(NONE)) {

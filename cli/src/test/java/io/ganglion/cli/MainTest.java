@@ -43,10 +43,13 @@ class MainTest {
     }
 
     @Test
-    void shouldExitTwoOnANegativeDiskProbeIntervalAndOnAnEmptyDiskBench() {
+    void shouldExitTwoOnANegativeProbeIntervalAndOnAnEmptyDiskBench() {
         Result probe = run("bench", "failover", "--disk-probe-ms", "-1");
         assertThat(probe.status()).isEqualTo(2);
         assertThat(probe.err()).contains("--disk-probe-ms >= 0");
+        Result cpu = run("bench", "failover", "--cpu-probe-ms", "-1");
+        assertThat(cpu.status()).isEqualTo(2);
+        assertThat(cpu.err()).contains("--cpu-probe-ms >= 0");
         Result disk = run("bench", "disk", "--seconds", "0");
         assertThat(disk.status()).isEqualTo(2);
         assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
