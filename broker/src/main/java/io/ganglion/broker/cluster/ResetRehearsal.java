@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
  * then, with no failure around, and be compiled again with the branch in.
  *
  * <p>A rehearsal connects twice, sends one byte each time (so the broker's side is reading, a frame begun), and
- * closes the first normally and the second with {@code SO_LINGER} 0, which sends a reset; the peer link logs both at
+ * {@value #READ_BEFORE_END_MS} ms later, on its timer, closes the first normally and the second with {@code
+ * SO_LINGER} 0, which sends a reset; the peer link logs both at
  * debug, as it does for a peer that died. It runs
  * {@link #DELAYS_SECONDS} after start (when traffic, if any, has made the read path hot), then every {@value
  * #PERIOD_SECONDS} s: a method compiled again later, its profile reset, meets the branch again.
@@ -34,8 +35,8 @@ final class ResetRehearsal implements AutoCloseable {
     static final long[] DELAYS_SECONDS = {5, 15, 30, 60, 120, 240};
     static final long PERIOD_SECONDS = 600;
     static final int CONNECT_TIMEOUT_MS = 1_000;
-    /** How long the byte sent is left to be read before the reset. */
-    static final long READ_BEFORE_RESET_MS = 20;
+    /** How long the byte sent is left to be read before the connections end. */
+    static final long READ_BEFORE_END_MS = 20;
 
     private final InetSocketAddress target;
     private final ScheduledExecutorService timer;
@@ -62,27 +63,54 @@ final class ResetRehearsal implements AutoCloseable {
     }
 
     private void rehearseQuietly() {
+        Socket orderly;
+        Socket reset;
         try {
-            rehearse(target, false);
-            rehearse(target, true);
-            LOG.debug("event=reset_rehearsed target={}", target);
+            orderly = open(target);
         } catch (IOException | RuntimeException e) {
             LOG.debug("event=reset_rehearsal_failed target={} cause={}", target, e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            return;
         }
+        try {
+            reset = open(target);
+        } catch (IOException | RuntimeException e) {
+            end(orderly, false);
+            LOG.debug("event=reset_rehearsal_failed target={} cause={}", target, e.toString());
+            return;
+        }
+        // the broker's side reads the byte first; the ends come on this timer later, with no thread waiting for them
+        timer.schedule(
+                () -> {
+                    end(orderly, false);
+                    end(reset, true);
+                    LOG.debug("event=reset_rehearsed target={}", target);
+                },
+                READ_BEFORE_END_MS,
+                TimeUnit.MILLISECONDS);
     }
 
-    /** Connects to {@code target}, sends one byte, and closes the connection: with a reset if {@code reset}. */
-    static void rehearse(InetSocketAddress target, boolean reset) throws IOException, InterruptedException {
-        try (Socket socket = new Socket()) {
+    /** Connects to {@code target} and sends one byte: a frame begun, which the other side reads and waits on. */
+    static Socket open(InetSocketAddress target) throws IOException {
+        Socket socket = new Socket();
+        try {
             socket.connect(target, CONNECT_TIMEOUT_MS);
             socket.getOutputStream().write(0);
             socket.getOutputStream().flush();
-            Thread.sleep(READ_BEFORE_RESET_MS);
+            return socket;
+        } catch (IOException | RuntimeException e) {
+            socket.close();
+            throw e;
+        }
+    }
+
+    /** Ends a connection {@link #open} made: with a reset if {@code reset}, else with an orderly close. */
+    static void end(Socket socket, boolean reset) {
+        try (socket) {
             if (reset) {
                 socket.setSoLinger(true, 0); // close() now sends RST, not FIN
             }
+        } catch (IOException e) {
+            LOG.debug("event=reset_rehearsal_end_failed cause={}", e.toString());
         }
     }
 

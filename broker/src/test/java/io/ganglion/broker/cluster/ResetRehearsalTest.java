@@ -9,51 +9,44 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class ResetRehearsalTest {
 
-    @Test
-    void shouldLeaveTheListenerAByteToReadThenAConnectionReset() throws Exception {
+    /** What the listener's side of a rehearsed connection sees: the byte sent, then the end; its stream to read on. */
+    private interface AfterEnd {
+        void check(InputStream in) throws Exception;
+    }
+
+    private static void rehearseAgainstAListener(boolean reset, AfterEnd afterEnd) throws Exception {
         try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            CompletableFuture<Void> rehearsal = CompletableFuture.runAsync(() -> {
-                try {
-                    ResetRehearsal.rehearse(
-                            new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()), true);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            Socket client =
+                    ResetRehearsal.open(new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()));
             try (Socket accepted = server.accept()) {
                 InputStream in = accepted.getInputStream();
                 assertThat(in.read()).as("the byte sent first").isZero();
-                rehearsal.get(5, TimeUnit.SECONDS);
-                // a reset, not an orderly end of stream (read would return -1): the failing read a dead peer causes
-                assertThatThrownBy(in::read).isInstanceOf(SocketException.class).hasMessageContaining("reset");
+                ResetRehearsal.end(client, reset);
+                assertThat(client.isClosed()).isTrue();
+                afterEnd.check(in);
             }
         }
     }
 
     @Test
+    void shouldLeaveTheListenerAByteToReadThenAConnectionReset() throws Exception {
+        // a reset, not an orderly end of stream (read would return -1): the failing read a dead peer causes
+        rehearseAgainstAListener(
+                true,
+                in -> assertThatThrownBy(in::read)
+                        .isInstanceOf(SocketException.class)
+                        .hasMessageContaining("reset"));
+    }
+
+    @Test
     void shouldLeaveTheListenerAByteToReadThenAnEndOfStream() throws Exception {
-        try (ServerSocket server = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            CompletableFuture<Void> rehearsal = CompletableFuture.runAsync(() -> {
-                try {
-                    ResetRehearsal.rehearse(
-                            new InetSocketAddress(InetAddress.getLoopbackAddress(), server.getLocalPort()), false);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
-            try (Socket accepted = server.accept()) {
-                InputStream in = accepted.getInputStream();
-                assertThat(in.read()).as("the byte sent first").isZero();
-                rehearsal.get(5, TimeUnit.SECONDS);
-                assertThat(in.read()).as("an orderly end of stream").isEqualTo(-1);
-            }
-        }
+        rehearseAgainstAListener(
+                false,
+                in -> assertThat(in.read()).as("an orderly end of stream").isEqualTo(-1));
     }
 
     @Test
