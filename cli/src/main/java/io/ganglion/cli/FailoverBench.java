@@ -653,6 +653,12 @@ final class FailoverBench implements Runnable {
 
         // the figures before the kill start after the trial's warm-up
         long measuredFrom = publishFrom + (long) (trialWarmup * SECOND);
+        // each probe's longest span in a window of the trial's times (offsets from origin); null without the probe
+        java.util.function.LongBinaryOperator diskForce = probes.disk() == null
+                ? null
+                : (from, to) -> probes.disk().longestOverlapping(origin + from, origin + to);
+        java.util.function.LongBinaryOperator cpuWait =
+                probes.cpu() == null ? null : (from, to) -> probes.cpu().longestOverlapping(origin + from, origin + to);
         List<QueueResult> queueResults = new ArrayList<>();
         for (int q = 0; q < loads.size(); q++) {
             queueResults.add(measure(
@@ -664,12 +670,8 @@ final class FailoverBench implements Runnable {
                     killNanos,
                     restartAtNanos,
                     publishUntil,
-                    probes.disk() == null
-                            ? null
-                            : (from, to) -> probes.disk().longestOverlapping(origin + from, origin + to),
-                    probes.cpu() == null
-                            ? null
-                            : (from, to) -> probes.cpu().longestOverlapping(origin + from, origin + to)));
+                    diskForce,
+                    cpuWait));
         }
         Trial result = new Trial(
                 scenario,
@@ -681,18 +683,10 @@ final class FailoverBench implements Runnable {
                 seconds(killNanos),
                 restartAtNanos == FailoverStats.NONE ? Double.NaN : seconds(restartAtNanos - killNanos),
                 restartReadyNanos == FailoverStats.NONE ? Double.NaN : seconds(restartReadyNanos - killNanos),
-                probes.disk() == null
-                        ? Double.NaN
-                        : millis(probes.disk().longestOverlapping(origin + measuredFrom, origin + killNanos)),
-                probes.disk() == null
-                        ? Double.NaN
-                        : millis(probes.disk().longestOverlapping(origin + killNanos, origin + publishUntil)),
-                probes.cpu() == null
-                        ? Double.NaN
-                        : millis(probes.cpu().longestOverlapping(origin + measuredFrom, origin + killNanos)),
-                probes.cpu() == null
-                        ? Double.NaN
-                        : millis(probes.cpu().longestOverlapping(origin + killNanos, origin + publishUntil)),
+                probeMs(diskForce, measuredFrom, killNanos),
+                probeMs(diskForce, killNanos, publishUntil),
+                probeMs(cpuWait, measuredFrom, killNanos),
+                probeMs(cpuWait, killNanos, publishUntil),
                 victimClosedSeconds(exitWatch, killNanos),
                 queueResults);
         printTrial(result);
@@ -845,8 +839,8 @@ final class FailoverBench implements Runnable {
                         FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE),
                         diskForce,
                         cpuWait),
-                diskForce == null ? Double.NaN : millis(diskForce.applyAsLong(pauseFrom, pause.endNanos())),
-                cpuWait == null ? Double.NaN : millis(cpuWait.applyAsLong(pauseFrom, pause.endNanos())));
+                probeMs(diskForce, pauseFrom, pause.endNanos()),
+                probeMs(cpuWait, pauseFrom, pause.endNanos()));
     }
 
     /**
@@ -871,6 +865,11 @@ final class FailoverBench implements Runnable {
             described[i] = new long[] {spans[i][0] - kill, spans[i][1] - kill, seen[0], seen[1], disk, cpu};
         }
         return described;
+    }
+
+    /** A probe's longest span in {@code [from, to]}, in ms; NaN without the probe. */
+    private static double probeMs(java.util.function.LongBinaryOperator probe, long from, long to) {
+        return probe == null ? Double.NaN : millis(probe.applyAsLong(from, to));
     }
 
     private static double seconds(long nanos) {
@@ -997,32 +996,38 @@ final class FailoverBench implements Runnable {
                     fmt(q.p50AfterMs()),
                     fmt(q.p99AfterMs()));
         }
-        if (!Double.isNaN(trial.diskLongestAfterMs())) {
-            console.printf(
-                    Locale.ROOT,
-                    "  disk probe: longest force %.1f ms before the %s, %.1f ms after; in each queue's pause: %s%n",
-                    trial.diskLongestBeforeMs(),
-                    trial.victim() == null ? "mark" : "kill",
-                    trial.diskLongestAfterMs(),
-                    String.join(
-                            " ",
-                            trial.queues().stream()
-                                    .map(q -> String.format(Locale.ROOT, "%.1f ms", q.diskForceInPauseMs()))
-                                    .toList()));
+        printProbe(
+                trial,
+                "disk probe: longest force",
+                trial.diskLongestBeforeMs(),
+                trial.diskLongestAfterMs(),
+                QueueResult::diskForceInPauseMs);
+        printProbe(
+                trial,
+                "cpu probe: longest wait for a core",
+                trial.cpuLongestBeforeMs(),
+                trial.cpuLongestAfterMs(),
+                QueueResult::cpuWaitInPauseMs);
+    }
+
+    /** A probe's line under a trial: its longest span before and after the kill, and in each queue's pause. */
+    private void printProbe(
+            Trial trial, String what, double beforeMs, double afterMs, ToDoubleFunction<QueueResult> inPauseMs) {
+        if (Double.isNaN(afterMs)) {
+            return; // the run had no such probe
         }
-        if (!Double.isNaN(trial.cpuLongestAfterMs())) {
-            console.printf(
-                    Locale.ROOT,
-                    "  cpu probe: longest wait for a core %.1f ms before the %s, %.1f ms after; in each queue's pause: %s%n",
-                    trial.cpuLongestBeforeMs(),
-                    trial.victim() == null ? "mark" : "kill",
-                    trial.cpuLongestAfterMs(),
-                    String.join(
-                            " ",
-                            trial.queues().stream()
-                                    .map(q -> String.format(Locale.ROOT, "%.1f ms", q.cpuWaitInPauseMs()))
-                                    .toList()));
-        }
+        console.printf(
+                Locale.ROOT,
+                "  %s %.1f ms before the %s, %.1f ms after; in each queue's pause: %s%n",
+                what,
+                beforeMs,
+                trial.victim() == null ? "mark" : "kill",
+                afterMs,
+                String.join(
+                        " ",
+                        trial.queues().stream()
+                                .map(q -> String.format(Locale.ROOT, "%.1f ms", inPauseMs.applyAsDouble(q)))
+                                .toList()));
     }
 
     private static String fmt2(double value) {
