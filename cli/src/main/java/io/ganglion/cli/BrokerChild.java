@@ -375,10 +375,23 @@ final class BrokerChild implements AutoCloseable {
 
     @Override
     public void close() throws InterruptedException {
-        if (process != null && process.isAlive()) {
-            process.destroy();
-            if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor();
+        stopTogether(List.of(this));
+    }
+
+    /**
+     * SIGTERMs every one of {@code brokers} before waiting for any (each up to 10 s, then SIGKILL): a cluster stopped as
+     * one. Stopped one after the other, the brokers still running see each stop as a peer's failure and log it (a
+     * metadata leader's failed appends, a peer unreachable) for every broker but the last.
+     */
+    static void stopTogether(List<BrokerChild> brokers) throws InterruptedException {
+        for (BrokerChild broker : brokers) {
+            if (broker.process != null && broker.process.isAlive()) {
+                broker.process.destroy();
+            }
+        }
+        for (BrokerChild broker : brokers) {
+            if (broker.process != null && !broker.process.waitFor(10, TimeUnit.SECONDS)) {
+                broker.process.destroyForcibly().waitFor();
             }
         }
     }

@@ -47,8 +47,6 @@ import picocli.CommandLine.Option;
 final class FailoverBench implements Runnable {
     private static final long SECOND = 1_000_000_000L;
     private static final long BUCKET = 200_000_000L;
-    /** The shortest gap between confirms that the JSON lists under {@code silences}, from the measured window on. */
-    private static final long SILENCE = 30_000_000L;
     /** The control scenario, and the role its queues lost: nothing is killed. */
     static final String NONE = "none";
     /** How far before a silence its send gap is looked for: about a confirm latency. */
@@ -183,6 +181,13 @@ final class FailoverBench implements Runnable {
             description = "beside the load, wake a thread every this many ms and report the longest time it waited"
                     + " for a core in each pause (0: no probe) (default ${DEFAULT-VALUE})")
     double cpuProbeMs;
+
+    @Option(
+            names = "--silence-ms",
+            defaultValue = "30",
+            description = "the shortest gap between confirms that the JSON lists under silences, from the measured"
+                    + " window on (default ${DEFAULT-VALUE})")
+    double silenceMs;
 
     /** The probes beside the load, each null when off. */
     record Probes(DiskProbe disk, CpuProbe cpu) {}
@@ -366,11 +371,13 @@ final class FailoverBench implements Runnable {
                 || timeout <= 0
                 || !(diskProbeMs >= 0)
                 || !(cpuProbeMs >= 0)
+                || !(silenceMs > 0)
                 || warmup < 0
                 || firstWarmup < 0) {
             throw new Main.UsageError(
                     "need --trials >= 1, --rate >= 1, --size >= 16, --duration-before/after >= 2, --timeout > 0,"
-                            + " --warmup and --first-warmup >= 0, --disk-probe-ms >= 0, --cpu-probe-ms >= 0");
+                            + " --warmup and --first-warmup >= 0, --disk-probe-ms >= 0, --cpu-probe-ms >= 0,"
+                            + " --silence-ms > 0");
         }
         for (String scenario : scenarios) {
             if (!scenario.equals("owner") && !scenario.equals("controller") && !scenario.equals(NONE)) {
@@ -836,7 +843,7 @@ final class FailoverBench implements Runnable {
                         confirms,
                         count,
                         kill,
-                        FailoverStats.silences(confirms, measuredFrom, publishUntil, SILENCE),
+                        FailoverStats.silences(confirms, measuredFrom, publishUntil, (long) (silenceMs * 1e6)),
                         diskForce,
                         cpuWait),
                 probeMs(diskForce, pauseFrom, pause.endNanos()),

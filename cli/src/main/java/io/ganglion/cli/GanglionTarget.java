@@ -104,12 +104,10 @@ final class GanglionTarget implements FailoverTarget {
 
     @Override
     public void close() {
-        for (BrokerChild child : brokers.values()) {
-            try {
-                child.close();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            BrokerChild.stopTogether(List.copyOf(brokers.values()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

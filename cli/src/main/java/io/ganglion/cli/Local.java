@@ -88,12 +88,10 @@ final class Local implements Runnable {
     }
 
     private static synchronized void stopAll(List<BrokerChild> children) {
-        for (BrokerChild child : children) {
-            try {
-                child.close();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
+        try {
+            BrokerChild.stopTogether(children);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 }

@@ -60,9 +60,7 @@ class ClusterIT {
 
     @AfterEach
     void stopCluster() throws Exception {
-        for (BrokerChild broker : brokers) {
-            broker.close();
-        }
+        BrokerChild.stopTogether(brokers);
     }
 
     @Test

@@ -50,6 +50,9 @@ class MainTest {
         Result cpu = run("bench", "failover", "--cpu-probe-ms", "-1");
         assertThat(cpu.status()).isEqualTo(2);
         assertThat(cpu.err()).contains("--cpu-probe-ms >= 0");
+        Result silence = run("bench", "failover", "--silence-ms", "0");
+        assertThat(silence.status()).isEqualTo(2);
+        assertThat(silence.err()).contains("--silence-ms > 0");
         Result disk = run("bench", "disk", "--seconds", "0");
         assertThat(disk.status()).isEqualTo(2);
         assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");

@@ -138,9 +138,7 @@ class ReplicatedQueueIT {
 
     @AfterEach
     void stopCluster() throws Exception {
-        for (BrokerChild broker : brokers) {
-            broker.close();
-        }
+        BrokerChild.stopTogether(brokers);
     }
 
     /** Case 1: kill -9 a broker that is only a follower: the queue never stops confirming, the follower is held. */
