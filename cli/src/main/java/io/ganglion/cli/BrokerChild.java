@@ -126,6 +126,17 @@ final class BrokerChild implements AutoCloseable {
      */
     static final String DEFAULT_COLLECTOR = "-XX:+UseZGC";
 
+    /**
+     * ZGC without its proactive collections unless the options say: a broker under steady load allocates at a steady
+     * rate within its soft maximum heap, so ZGC collects the young generation when it fills and the old one when the
+     * allocation rate or the heap's use calls for it; the proactive major collections it adds besides, every 5-15 s
+     * per broker under {@code bench failover}, marked the whole heap for nothing, on the cores the queues needed. Off,
+     * the brokers ran half as many major collections (28-29 against 54-56 in 4.5 minutes of a control run, three
+     * brokers) and spent a third less time collecting (docs/operations.md, "Garbage collector"). bin/ganglion sets the
+     * same.
+     */
+    static final String NO_PROACTIVE_COLLECTIONS = "-XX:-ZProactive";
+
     static boolean choosesCollector(String option) {
         return option.startsWith("-XX:+Use") && option.endsWith("GC");
     }
@@ -163,6 +174,14 @@ final class BrokerChild implements AutoCloseable {
         if (jvmOptions.stream().noneMatch(BrokerChild::choosesCollector)) {
             options.add(DEFAULT_COLLECTOR);
         }
+        boolean zgc = jvmOptions.stream()
+                .filter(BrokerChild::choosesCollector)
+                .reduce((first, last) -> last)
+                .orElse(DEFAULT_COLLECTOR)
+                .equals(DEFAULT_COLLECTOR);
+        if (zgc && jvmOptions.stream().noneMatch(option -> option.contains("ZProactive"))) {
+            options.add(NO_PROACTIVE_COLLECTIONS);
+        }
         for (String jit : DEFAULT_JIT) {
             String name = jit.substring(0, jit.indexOf('=') + 1);
             if (jvmOptions.stream().noneMatch(option -> option.startsWith(name))) {
@@ -173,11 +192,6 @@ final class BrokerChild implements AutoCloseable {
             options.add(DEFAULT_INITIAL_HEAP);
         }
         if (jvmOptions.stream().noneMatch(option -> option.contains("TransparentHugePages"))) {
-            boolean zgc = jvmOptions.stream()
-                    .filter(BrokerChild::choosesCollector)
-                    .reduce((first, last) -> last)
-                    .orElse(DEFAULT_COLLECTOR)
-                    .equals(DEFAULT_COLLECTOR);
             if (hugePagesForHeap(hugePageSettings, zgc)) {
                 options.add(HUGE_PAGES);
             }

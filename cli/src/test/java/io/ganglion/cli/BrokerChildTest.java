@@ -19,12 +19,29 @@ class BrokerChildTest {
         Path kernel = hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
         assertThat(BrokerChild.jvmCommand(List.of("-Xmx256m"), kernel))
                 .containsExactly(
-                        "-XX:+UseZGC", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0", "-Xms64m", "-Xmx256m");
+                        "-XX:+UseZGC",
+                        "-XX:-ZProactive",
+                        "-XX:PerMethodTrapLimit=0",
+                        "-XX:PerBytecodeTrapLimit=0",
+                        "-Xms64m",
+                        "-Xmx256m");
         assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100", "-Xms1g"), dir))
                 .containsExactly(
                         "-XX:PerBytecodeTrapLimit=0", "-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100", "-Xms1g");
         assertThat(BrokerChild.jvmCommand(List.of("-XX:InitialHeapSize=128m"), dir))
                 .doesNotContain(BrokerChild.DEFAULT_INITIAL_HEAP);
+    }
+
+    /** ZGC's proactive major collections off unless the options say; other collectors have none. */
+    @Test
+    void shouldTurnZgcProactiveCollectionsOffUnlessTheOptionsSay() {
+        assertThat(BrokerChild.jvmCommand(List.of(), dir)).contains(BrokerChild.NO_PROACTIVE_COLLECTIONS);
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseZGC"), dir)).contains(BrokerChild.NO_PROACTIVE_COLLECTIONS);
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:+ZProactive"), dir))
+                .doesNotContain(BrokerChild.NO_PROACTIVE_COLLECTIONS)
+                .contains("-XX:+ZProactive");
+        assertThat(BrokerChild.jvmCommand(List.of("-XX:+UseG1GC"), dir))
+                .noneMatch(option -> option.contains("ZProactive"));
     }
 
     /** Huge pages for the heap only where the kernel grants them to the collector's kind of memory. */
@@ -44,6 +61,7 @@ class BrokerChildTest {
         assertThat(BrokerChild.jvmCommand(List.of("-XX:-UseTransparentHugePages"), advised))
                 .containsExactly(
                         "-XX:+UseZGC",
+                        "-XX:-ZProactive",
                         "-XX:PerMethodTrapLimit=0",
                         "-XX:PerBytecodeTrapLimit=0",
                         "-Xms64m",
