@@ -181,6 +181,41 @@ class ClusterIT {
                 .contains("ganglion-1\tlive\t1\t");
     }
 
+    /**
+     * A cluster stopped as one (what {@code ganglion local} does on Ctrl-C): every broker gets SIGTERM before any is
+     * waited for, every one exits, and none logs an error for the others' stops.
+     */
+    @Test
+    void shouldStopTheWholeClusterTogetherWithoutAnError() throws Exception {
+        try (Connection connection = connect(brokers.get(0))) {
+            Channel channel = connection.createChannel();
+            channel.queueDeclare("stopping", true, false, false, java.util.Map.of("x-queue-type", "quorum"));
+            channel.confirmSelect();
+            for (int i = 0; i < 100; i++) {
+                channel.basicPublish("", "stopping", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            assertThat(channel.waitForConfirms(30_000)).isTrue();
+        }
+        // what each broker logs from here on (the metadata warm-up at start logs its own refused connections)
+        List<Integer> linesBefore = new ArrayList<>();
+        for (BrokerChild broker : brokers) {
+            linesBefore.add(logLines(broker).size());
+        }
+        BrokerChild.stopTogether(brokers);
+        for (int i = 0; i < brokers.size(); i++) {
+            BrokerChild broker = brokers.get(i);
+            assertThat(broker.alive()).as(broker.nodeId()).isFalse();
+            List<String> lines = logLines(broker);
+            assertThat(lines.subList(linesBefore.get(i), lines.size()))
+                    .as(broker.nodeId() + "'s log while stopping")
+                    .noneMatch(line -> line.contains(" ERROR "));
+        }
+    }
+
+    private static List<String> logLines(BrokerChild broker) throws IOException {
+        return java.nio.file.Files.readAllLines(broker.dataDir.resolve("broker.out"), StandardCharsets.ISO_8859_1);
+    }
+
     @Test
     void shouldServeAQueueThroughEveryBroker() throws Exception {
         try (Connection first = connect(brokers.get(0));
