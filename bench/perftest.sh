@@ -13,7 +13,11 @@ seconds="${1:-30}"
 shift || true
 export JAVA_HOME="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}"
 (cd "$root" && ./mvnw -q -B -f bench/perftest/pom.xml dependency:copy-dependencies -DoutputDirectory=target/lib >&2)
-targets=ganglion,rabbitmq
-[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || { echo "rabbitmq-server is not installed: Ganglion only" >&2; targets=ganglion; }
-exec "$root/bin/ganglion" bench perftest --seconds "$seconds" --targets "$targets" \
+# both targets unless the options name them (picocli adds a second --targets to the first)
+targets=(--targets ganglion,rabbitmq)
+[ -x /usr/lib/rabbitmq/bin/rabbitmq-server ] || { echo "rabbitmq-server is not installed: Ganglion only" >&2; targets=(--targets ganglion); }
+for arg in "$@"; do
+  case "$arg" in --targets|--targets=*) targets=() ;; esac
+done
+exec "$root/bin/ganglion" bench perftest --seconds "$seconds" "${targets[@]}" \
   --perftest-lib "$root/bench/perftest/target/lib" "$@"

@@ -292,6 +292,9 @@ public final class Broker implements AutoCloseable {
         return http.port();
     }
 
+    /** How long a clean stop waits for the queues to write their buffered settlements. */
+    private static final long SETTLES_BEFORE_STOP_MS = 5_000;
+
     @Override
     public void close() {
         closeQuietly(amqp);
@@ -302,6 +305,7 @@ public final class Broker implements AutoCloseable {
         if (router != null) {
             router.close();
         }
+        backend.writeSettlesBeforeStop(SETTLES_BEFORE_STOP_MS);
         shards.close();
         closeQuietly(storage);
         metadata.close();

@@ -948,6 +948,34 @@ final class LocalBackend implements BrokerBackend {
         return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard());
     }
 
+    /**
+     * Before a clean stop, with the clients gone: every local queue writes the settlements it buffered (acks are
+     * written in batches, up to 10 ms late), each on its shard; waits for them to be appended (the journal forces
+     * them as it stops), at most {@code timeoutMs}.
+     */
+    void writeSettlesBeforeStop(long timeoutMs) {
+        List<CompletableFuture<Void>> written = new ArrayList<>();
+        for (QueueReplica replica : replicas.values()) {
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            replica.shard().execute(() -> {
+                try {
+                    replica.writeSettlesBeforeStop();
+                } finally {
+                    done.complete(null);
+                }
+            });
+            written.add(done);
+        }
+        try {
+            CompletableFuture.allOf(written.toArray(CompletableFuture[]::new))
+                    .get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            LOG.warn("event=settles_before_stop_incomplete reason={}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     @Override
     public void settle(QueueHandle queue, long[] offsets, Settlement settlement) {
         if (queue instanceof RemoteQueues.RemoteHandle handle) {

@@ -444,6 +444,15 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         }
     }
 
+    /**
+     * Writes the settlements buffered for {@link #SETTLE_DELAY_MS} now: the broker is stopping, and its shards drop
+     * the timers that would have written them, so acks of the last milliseconds would come back as redeliveries after
+     * a clean restart. On the shard.
+     */
+    void writeSettlesBeforeStop() {
+        writeSettles();
+    }
+
     private void writeSettles() {
         if (settles.isEmpty() || closed) {
             settles.clear();

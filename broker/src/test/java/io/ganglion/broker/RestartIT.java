@@ -67,6 +67,42 @@ class RestartIT {
         }
     }
 
+    /**
+     * Acks are written in batches up to 10 ms late; a clean stop writes what is buffered. Each round acks two messages
+     * and restarts at once (the passive declare is a round trip on the same channel: the acks reached their queue).
+     */
+    @Test
+    void shouldKeepTheLastAcksAcrossACleanRestart() throws Exception {
+        try (TestBroker broker = new TestBroker(dir.resolve("acks"))) {
+            try (Connection connection = broker.connect();
+                    Channel channel = connection.createChannel()) {
+                channel.queueDeclare("acked", true, false, false, null);
+                channel.confirmSelect();
+                for (int i = 0; i < 10; i++) {
+                    channel.basicPublish("", "acked", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+                }
+                channel.waitForConfirmsOrDie(10_000);
+            }
+            for (int round = 1; round <= 4; round++) {
+                try (Connection connection = broker.connect();
+                        Channel channel = connection.createChannel()) {
+                    for (int i = 0; i < 2; i++) {
+                        GetResponse response = channel.basicGet("acked", false);
+                        channel.basicAck(response.getEnvelope().getDeliveryTag(), false);
+                    }
+                    channel.queueDeclarePassive("acked");
+                }
+                broker.restart();
+                try (Connection connection = broker.connect();
+                        Channel channel = connection.createChannel()) {
+                    assertThat(channel.queueDeclarePassive("acked").getMessageCount())
+                            .as("after round %d", round)
+                            .isEqualTo(10 - 2 * round);
+                }
+            }
+        }
+    }
+
     @Test
     void shouldKeepUsersAndVhostsAcrossRestart() throws Exception {
         try (TestBroker broker =
