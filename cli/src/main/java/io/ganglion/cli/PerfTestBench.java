@@ -123,6 +123,10 @@ final class PerfTestBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (targets.size() != new java.util.HashSet<>(targets).size()) {
+            // each target is one cluster: a second of the same name was started and never stopped
+            throw new Main.UsageError("a target named twice in --targets " + String.join(",", targets));
+        }
         if (!Files.isDirectory(perftestLib)) {
             throw new Main.UsageError("no PerfTest in " + perftestLib
                     + ": run bench/perftest.sh, or ./mvnw -f bench/perftest/pom.xml dependency:copy-dependencies"

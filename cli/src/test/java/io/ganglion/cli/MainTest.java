@@ -53,6 +53,9 @@ class MainTest {
         Result silence = run("bench", "failover", "--silence-ms", "0");
         assertThat(silence.status()).isEqualTo(2);
         assertThat(silence.err()).contains("--silence-ms > 0");
+        Result twice = run("bench", "perftest", "--targets", "ganglion,rabbitmq", "--targets", "ganglion");
+        assertThat(twice.status()).isEqualTo(2);
+        assertThat(twice.err()).contains("a target named twice in --targets ganglion,rabbitmq,ganglion");
         Result disk = run("bench", "disk", "--seconds", "0");
         assertThat(disk.status()).isEqualTo(2);
         assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
