@@ -956,15 +956,7 @@ final class LocalBackend implements BrokerBackend {
     void writeSettlesBeforeStop(long timeoutMs) {
         List<CompletableFuture<Void>> written = new ArrayList<>();
         for (QueueReplica replica : replicas.values()) {
-            CompletableFuture<Void> done = new CompletableFuture<>();
-            replica.shard().execute(() -> {
-                try {
-                    replica.writeSettlesBeforeStop();
-                } finally {
-                    done.complete(null);
-                }
-            });
-            written.add(done);
+            written.add(CompletableFuture.runAsync(replica::writeSettles, replica.shard()));
         }
         try {
             CompletableFuture.allOf(written.toArray(CompletableFuture[]::new))

@@ -445,15 +445,10 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     }
 
     /**
-     * Writes the settlements buffered for {@link #SETTLE_DELAY_MS} now: the broker is stopping, and its shards drop
-     * the timers that would have written them, so acks of the last milliseconds would come back as redeliveries after
-     * a clean restart. On the shard.
+     * Writes the buffered settlements now; also called before a clean stop, since a stopping shard drops the timer of
+     * {@link #flushSettles} and the acks of the last milliseconds would come back after a clean restart. On the shard.
      */
-    void writeSettlesBeforeStop() {
-        writeSettles();
-    }
-
-    private void writeSettles() {
+    void writeSettles() {
         if (settles.isEmpty() || closed) {
             settles.clear();
             return;
