@@ -521,6 +521,28 @@ class ReplicaTest {
     }
 
     @Test
+    void shouldStreamAPublisherWindowOfRecordsLiveWithTheDefaultTuning() {
+        // PerfTest -c 1000: 1,000 publishes waiting for their confirms and as many acks, 1 KB bodies: 2,000 records
+        Harness harness = new Harness(ReplicationConfig.defaults(), "a", "b", "c");
+        harness.activate(1, 2, "a", "b", "c");
+        harness.settle();
+        long sendsBefore = harness.sends;
+        int readsBefore = harness.node("a").effectsOf(ReadLog.class).size(); // the epoch's first record, fed at start
+        for (int i = 0; i < 2_000; i++) {
+            harness.node("a")
+                    .on(new ReplicaEvent.PublishAdmitted(new PublishId(1, i), Epoch.of(1), ByteBuffer.allocate(1_000)));
+        }
+        assertThat(harness.sends - sendsBefore)
+                .as("every record streamed to both followers before either reported")
+                .isEqualTo(2 * 2_000);
+        harness.settle();
+        assertThat(harness.node("a").confirms()).hasSize(2_000);
+        assertThat(harness.node("a").effectsOf(ReadLog.class))
+                .as("no follower fell behind the window")
+                .hasSize(readsBefore);
+    }
+
+    @Test
     void shouldBoundBytesInFlightToASlowFollower() {
         ReplicationConfig config = new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500, 400, 100);
         Harness harness = new Harness(config, "a", "b");
