@@ -421,6 +421,11 @@ public final class RatisMetadataLog implements MetadataLog {
             LOG.warn("event=metadata_client_close_failed", e);
         }
         try {
+            // Stop answering the peers first: Ratis closes the groups before its RPC endpoint, and a leader's heartbeat
+            // that reaches a group while it closes is logged as an ERROR ("Failed appendEntries", the group "is not in
+            // [STARTING, RUNNING]") though nothing failed. Brokers stopped together still raced so, now and then.
+            // The server's own close finds the endpoint closed and closes it no further.
+            server.getServerRpc().close();
             server.close();
         } catch (IOException | RuntimeException e) {
             LOG.warn("event=metadata_server_close_failed", e);
