@@ -95,6 +95,16 @@ final class UnackedDeliveries {
         if (entries.isEmpty()) {
             return;
         }
+        if (oneQueue(entries)) {
+            // the usual ack: one queue, often one delivery; no maps
+            long[] offsets = new long[entries.size()];
+            for (int i = 0; i < offsets.length; i++) {
+                offsets[i] = entries.get(i).offset();
+            }
+            Arrays.sort(offsets);
+            backend.settle(entries.get(0).queue(), offsets, settlement);
+            return;
+        }
         Map<QueueHandle, long[]> byQueue = new LinkedHashMap<>();
         Map<QueueHandle, Integer> counts = new LinkedHashMap<>();
         for (Entry entry : entries) {
@@ -111,5 +121,15 @@ final class UnackedDeliveries {
             Arrays.sort(offsets);
             backend.settle(queue.getKey(), offsets, settlement);
         }
+    }
+
+    private static boolean oneQueue(List<Entry> entries) {
+        QueueHandle first = entries.get(0).queue();
+        for (int i = 1; i < entries.size(); i++) {
+            if (!entries.get(i).queue().equals(first)) {
+                return false;
+            }
+        }
+        return true;
     }
 }

@@ -82,4 +82,18 @@ class UnackedDeliveriesTest {
 
         assertThat(broker.log).containsExactly("settle a REQUEUE [10, 11]", "settle b REQUEUE [4, 5]");
     }
+
+    @Test
+    void shouldSettleTheDeliveriesOfOneQueueInOneCallWithOffsetsAscending() {
+        unacked.add(1, a, 12);
+        unacked.add(2, a, 10);
+        unacked.add(3, a, 11);
+        FakeBroker broker = new FakeBroker();
+
+        UnackedDeliveries.settle(broker, unacked.take(3, true), Settlement.ACK);
+        unacked.add(4, a, 13);
+        UnackedDeliveries.settle(broker, unacked.take(4, false), Settlement.ACK);
+
+        assertThat(broker.log).containsExactly("settle a ACK [10, 11, 12]", "settle a ACK [13]");
+    }
 }

@@ -161,28 +161,35 @@ public final class Topology {
             }
             return reached;
         }
-        Set<String> visited = new HashSet<>();
-        ArrayDeque<String> pending = new ArrayDeque<>();
-        pending.add(exchange);
-        while (!pending.isEmpty()) {
-            String name = pending.poll();
+        // the exchanges still to visit, made only when a binding leads to another exchange (every publish routes, and
+        // most reach queues straight from their exchange)
+        ArrayDeque<String> pending = null;
+        Set<String> visited = null;
+        String name = exchange;
+        while (name != null) {
             Exchange current = exchanges.get(name);
-            if (current == null || !visited.add(name)) {
-                continue;
-            }
-            for (Binding binding : bindingsFrom(name)) {
-                if (!matches(current.type(), binding, routingKey, headers)) {
-                    continue;
-                }
-                switch (binding.destination().kind()) {
-                    case QUEUE -> {
-                        if (queues.contains(binding.destination().name())) {
-                            reached.add(binding.destination().name());
+            if (current != null && (visited == null || visited.add(name))) {
+                for (Binding binding : bindingsFrom(name)) {
+                    if (!matches(current.type(), binding, routingKey, headers)) {
+                        continue;
+                    }
+                    switch (binding.destination().kind()) {
+                        case QUEUE -> {
+                            if (queues.contains(binding.destination().name())) {
+                                reached.add(binding.destination().name());
+                            }
+                        }
+                        case EXCHANGE -> {
+                            if (pending == null) {
+                                pending = new ArrayDeque<>();
+                                visited = new HashSet<>(Set.of(name));
+                            }
+                            pending.add(binding.destination().name());
                         }
                     }
-                    case EXCHANGE -> pending.add(binding.destination().name());
                 }
             }
+            name = pending == null ? null : pending.poll();
         }
         return reached;
     }

@@ -46,6 +46,19 @@ class TopologyTest {
     }
 
     @Test
+    void shouldRouteThroughExchangeToExchangeBindingsOnceEachEvenInACycle() {
+        bind("amq.fanout", "q1", "");
+        bind("amq.topic", "q2", "a.#");
+        bind("amq.topic", "q1", "#"); // q1 reached twice: routed to once
+        topology = topology.withBinding(new Binding("amq.fanout", Destination.exchange("amq.topic"), "", Map.of()));
+        topology = topology.withBinding(new Binding("amq.topic", Destination.exchange("amq.fanout"), "#", Map.of()));
+
+        assertThat(topology.route("amq.fanout", "a.b", Map.of())).containsExactly("q1", "q2");
+        assertThat(topology.route("amq.topic", "b", Map.of())).containsExactly("q1");
+        assertThat(topology.route("amq.direct", "a.b", Map.of())).isEmpty();
+    }
+
+    @Test
     void shouldRouteHeadersWithAllAndAny() {
         topology = topology.withBinding(new Binding(
                 "amq.headers",
