@@ -37,7 +37,7 @@ import java.util.Map;
  *                                      (0 to 19; 0: the JVM's own) so that compiling yields the cores to the
  *                                      broker's threads (CompilerPriority; Linux). Off by default: a broker killed
  *                                      while a niced thread lives is torn down at that thread's priority
- *   heap.soft_max_percent = 40        `ganglion server` asks the collector to keep the heap within this share of
+ *   heap.soft_max_percent = 70        `ganglion server` asks the collector to keep the heap within this share of
  *                                      the maximum heap while it can (the JVM's SoftMaxHeapSize, unless the JVM
  *                                      options set it; 0: the JVM's own): a small resident broker is torn down
  *                                      sooner when it is killed, and its death is seen sooner (SoftMaxHeap)
@@ -137,7 +137,7 @@ public record BrokerConfig(
     public static final int DEFAULT_COMPILER_NICE = 0;
 
     /** The share of the maximum heap a broker started by {@code ganglion server} asks its collector to keep to. */
-    public static final int DEFAULT_SOFT_MAX_HEAP_PERCENT = 40;
+    public static final int DEFAULT_SOFT_MAX_HEAP_PERCENT = 70;
 
     /** A configuration problem; the CLI prints the message and exits with status 2. */
     public static final class ConfigException extends Exception {

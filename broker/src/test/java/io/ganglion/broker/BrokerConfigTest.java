@@ -153,7 +153,7 @@ class BrokerConfigTest {
     @Test
     void shouldTakeTheCompilerNiceAndTheSoftMaxHeapShareAndRefuseBadOnes() throws Exception {
         assertThat(BrokerConfig.defaults().compilerNice()).isZero();
-        assertThat(BrokerConfig.defaults().softMaxHeapPercent()).isEqualTo(40);
+        assertThat(BrokerConfig.defaults().softMaxHeapPercent()).isEqualTo(70);
         BrokerConfig set = BrokerConfig.load(null, Map.of("jit.compiler_nice", "19", "heap.soft_max_percent", "0"));
         assertThat(set.compilerNice()).isEqualTo(19);
         assertThat(set.softMaxHeapPercent()).isZero();
