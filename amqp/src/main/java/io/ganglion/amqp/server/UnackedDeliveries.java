@@ -6,7 +6,6 @@ import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The deliveries of one channel that wait for {@code basic.ack}, {@code basic.nack} or {@code basic.reject}: delivery
@@ -92,44 +91,26 @@ final class UnackedDeliveries {
      * Settles {@code entries} with the broker: one {@link BrokerBackend#settle} per queue handle, offsets ascending.
      */
     static void settle(BrokerBackend backend, List<Entry> entries, Settlement settlement) {
-        if (entries.isEmpty()) {
-            return;
-        }
-        if (oneQueue(entries)) {
-            // the usual ack: one queue, often one delivery; no maps
-            long[] offsets = new long[entries.size()];
-            for (int i = 0; i < offsets.length; i++) {
-                offsets[i] = entries.get(i).offset();
+        // one pass per queue, the queues in the order they first appear; an ack rarely spans more than one queue, so
+        // the usual ack costs one array of offsets and no map
+        int count = entries.size();
+        boolean[] taken = new boolean[count];
+        long[] offsets = new long[count];
+        for (int first = 0; first < count; first++) {
+            if (taken[first]) {
+                continue;
             }
-            Arrays.sort(offsets);
-            backend.settle(entries.get(0).queue(), offsets, settlement);
-            return;
-        }
-        Map<QueueHandle, long[]> byQueue = new LinkedHashMap<>();
-        Map<QueueHandle, Integer> counts = new LinkedHashMap<>();
-        for (Entry entry : entries) {
-            int count = counts.merge(entry.queue(), 1, Integer::sum);
-            long[] offsets = byQueue.computeIfAbsent(entry.queue(), q -> new long[4]);
-            if (count > offsets.length) {
-                offsets = Arrays.copyOf(offsets, offsets.length * 2);
-                byQueue.put(entry.queue(), offsets);
+            QueueHandle queue = entries.get(first).queue();
+            int found = 0;
+            for (int i = first; i < count; i++) {
+                if (!taken[i] && entries.get(i).queue().equals(queue)) {
+                    taken[i] = true;
+                    offsets[found++] = entries.get(i).offset();
+                }
             }
-            offsets[count - 1] = entry.offset();
+            long[] ofQueue = found == count ? offsets : Arrays.copyOf(offsets, found);
+            Arrays.sort(ofQueue);
+            backend.settle(queue, ofQueue, settlement);
         }
-        for (Map.Entry<QueueHandle, long[]> queue : byQueue.entrySet()) {
-            long[] offsets = Arrays.copyOf(queue.getValue(), counts.get(queue.getKey()));
-            Arrays.sort(offsets);
-            backend.settle(queue.getKey(), offsets, settlement);
-        }
-    }
-
-    private static boolean oneQueue(List<Entry> entries) {
-        QueueHandle first = entries.get(0).queue();
-        for (int i = 1; i < entries.size(); i++) {
-            if (!entries.get(i).queue().equals(first)) {
-                return false;
-            }
-        }
-        return true;
     }
 }

@@ -182,7 +182,7 @@ public final class Topology {
                         case EXCHANGE -> {
                             if (pending == null) {
                                 pending = new ArrayDeque<>();
-                                visited = new HashSet<>(Set.of(name));
+                                visited = new HashSet<>(Set.of(exchange)); // only the first exchange gets here
                             }
                             pending.add(binding.destination().name());
                         }
