@@ -307,8 +307,10 @@ final class LocalBackend implements BrokerBackend {
                             assignment,
                             history.get().spec().writeRequirement(),
                             history.get().installedInCommitted(),
+                            history.get().leavingInCommitted(),
                             protect);
-                    key = assignment + "|" + history.get().installedInCommitted() + "|" + protect;
+                    key = assignment + "|" + history.get().installedInCommitted() + "|"
+                            + history.get().leavingInCommitted() + "|" + protect;
                 } else {
                     if (current.existingHost(object).isEmpty()) {
                         continue;

@@ -72,6 +72,9 @@ class ReplicatedQueueParkTest {
 
             @Override
             public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {}
+
+            @Override
+            public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {}
         };
         host = new ReplicaHost(
                 OBJECT,

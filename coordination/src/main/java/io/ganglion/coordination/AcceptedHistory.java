@@ -5,6 +5,8 @@ import io.ganglion.coordination.HistoryOutcome.Rejected;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.Created;
 import io.ganglion.coordination.HistoryRecord.FollowerAdded;
+import io.ganglion.coordination.HistoryRecord.FollowerDropped;
+import io.ganglion.coordination.HistoryRecord.FollowerLeaving;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
@@ -34,6 +36,7 @@ public final class AcceptedHistory {
     private final List<HistoryRecord> records;
     private final Assignment committed;
     private final Set<NodeId> installedInCommitted;
+    private final Set<NodeId> leavingInCommitted;
     private final PendingRecovery pending;
 
     private AcceptedHistory(
@@ -41,18 +44,20 @@ public final class AcceptedHistory {
             List<HistoryRecord> records,
             Assignment committed,
             Set<NodeId> installedInCommitted,
+            Set<NodeId> leavingInCommitted,
             PendingRecovery pending) {
         this.spec = spec;
         this.records = records;
         this.committed = committed;
         this.installedInCommitted = installedInCommitted;
+        this.leavingInCommitted = leavingInCommitted;
         this.pending = pending;
     }
 
     /** A history holding only {@link Created}. */
     public static AcceptedHistory created(ObjectSpec spec) {
         Objects.requireNonNull(spec, "spec");
-        return new AcceptedHistory(spec, List.of(new Created(spec)), null, Set.of(), null);
+        return new AcceptedHistory(spec, List.of(new Created(spec)), null, Set.of(), Set.of(), null);
     }
 
     public ObjectSpec spec() {
@@ -96,6 +101,14 @@ public final class AcceptedHistory {
         return installedInCommitted;
     }
 
+    /**
+     * Followers of the committed epoch that are leaving it ({@link FollowerLeaving}): still in E, no longer counted for
+     * W by the owner.
+     */
+    public Set<NodeId> leavingInCommitted() {
+        return leavingInCommitted;
+    }
+
     /** Activated, and every member installed in the current epoch. */
     public boolean enrolled() {
         return committed != null && pending == null && installedInCommitted.containsAll(committed.members());
@@ -127,6 +140,8 @@ public final class AcceptedHistory {
             case RecoveryPointChosen chosen -> appendPoint(chosen);
             case MemberInstalled installed -> appendInstalled(installed);
             case FollowerAdded added -> appendFollower(added);
+            case FollowerLeaving leaving -> appendLeaving(leaving);
+            case FollowerDropped dropped -> appendDropped(dropped);
             case Activated activated -> appendActivated(activated);
         };
     }
@@ -234,13 +249,74 @@ public final class AcceptedHistory {
         return accept(record(added), next, installedInCommitted, null);
     }
 
+    private HistoryOutcome appendLeaving(FollowerLeaving leaving) {
+        Optional<String> refusal = inActivatedEpoch(leaving.epoch(), leaving.node(), "FollowerLeaving");
+        if (refusal.isPresent()) {
+            return reject(refusal.get());
+        }
+        if (leavingInCommitted.contains(leaving.node())) {
+            return new Accepted(this);
+        }
+        int w = spec.writeRequirement();
+        int staying = committed.members().size() - leavingInCommitted.size() - 1;
+        if (staying < w) {
+            return reject("without " + leaving.node() + " epoch " + committedEpoch() + " keeps " + staying
+                    + " members, W = " + w);
+        }
+        Set<NodeId> next = new TreeSet<>(leavingInCommitted);
+        next.add(leaving.node());
+        return accept(record(leaving), committed, installedInCommitted, Collections.unmodifiableSet(next), null);
+    }
+
+    private HistoryOutcome appendDropped(FollowerDropped dropped) {
+        if (committed != null
+                && pending == null
+                && committed.epoch().equals(dropped.epoch())
+                && !committed.hasMember(dropped.node())) {
+            return new Accepted(this); // dropped already: a reply sent again
+        }
+        Optional<String> refusal = inActivatedEpoch(dropped.epoch(), dropped.node(), "FollowerDropped");
+        if (refusal.isPresent()) {
+            return reject(refusal.get());
+        }
+        if (!leavingInCommitted.contains(dropped.node())) {
+            return reject(dropped.node() + " is not leaving epoch " + committedEpoch());
+        }
+        List<NodeId> followers = new ArrayList<>(committed.followers());
+        followers.remove(dropped.node());
+        Set<NodeId> installed = new TreeSet<>(installedInCommitted);
+        installed.remove(dropped.node());
+        Set<NodeId> leaving = new TreeSet<>(leavingInCommitted);
+        leaving.remove(dropped.node());
+        return accept(
+                record(dropped),
+                new Assignment(committed.epoch(), committed.owner(), followers, true),
+                Collections.unmodifiableSet(installed),
+                Collections.unmodifiableSet(leaving),
+                null);
+    }
+
+    /** Why {@code record} of {@code node} does not fit now: it needs a follower of the activated epoch, nothing pending. */
+    private Optional<String> inActivatedEpoch(Epoch epoch, NodeId node, String record) {
+        if (committed == null || pending != null) {
+            return Optional.of(record + " needs an activated epoch with no recovery pending");
+        }
+        if (!committed.epoch().equals(epoch)) {
+            return Optional.of(record + " of epoch " + epoch + " but the committed epoch is " + committedEpoch());
+        }
+        if (!committed.followers().contains(node)) {
+            return Optional.of(node + " is not a follower of epoch " + committedEpoch());
+        }
+        return Optional.empty();
+    }
+
     private HistoryOutcome appendActivated(Activated activated) {
         Optional<String> refusal = activationRefusal(activated.epoch());
         if (refusal.isPresent()) {
             return reject(refusal.get());
         }
         Assignment next = pending.proposed().activate();
-        return accept(record(activated), next, pending.installed(), null);
+        return accept(record(activated), next, pending.installed(), Set.of(), null);
     }
 
     /** Why activating {@code epoch} now would be unsafe, or empty when it is allowed. */
@@ -277,7 +353,16 @@ public final class AcceptedHistory {
             Assignment nextCommitted,
             Set<NodeId> nextInstalled,
             PendingRecovery next) {
-        return new Accepted(new AcceptedHistory(spec, nextRecords, nextCommitted, nextInstalled, next));
+        return accept(nextRecords, nextCommitted, nextInstalled, leavingInCommitted, next);
+    }
+
+    private HistoryOutcome accept(
+            List<HistoryRecord> nextRecords,
+            Assignment nextCommitted,
+            Set<NodeId> nextInstalled,
+            Set<NodeId> nextLeaving,
+            PendingRecovery next) {
+        return new Accepted(new AcceptedHistory(spec, nextRecords, nextCommitted, nextInstalled, nextLeaving, next));
     }
 
     private static HistoryOutcome reject(String reason) {

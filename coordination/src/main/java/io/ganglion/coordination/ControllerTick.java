@@ -5,6 +5,7 @@ import io.ganglion.coordination.CoordinationCommand.CommitLiveSet;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
 import io.ganglion.coordination.PromotionDecision.AddFollowers;
+import io.ganglion.coordination.PromotionDecision.DropFollowers;
 import io.ganglion.coordination.PromotionDecision.Held;
 import io.ganglion.coordination.PromotionDecision.Recover;
 import io.ganglion.coordination.PromotionDecision.Unchanged;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -24,7 +26,7 @@ import java.util.TreeMap;
  *       incarnation before it was declared down restarted and may have lost records its followers confirmed: its
  *       object gets a recovery with the same members (found by the simulator).
  *   <li>Placement proposes owner and followers for every object from the observed live set.
- *   <li>Promotion: nothing, a held follower, followers joining the activated epoch, or a pending recovery (see {@link
+ *   <li>Promotion: nothing, a held follower, followers leaving or joining the activated epoch, or a pending recovery (see {@link
  *       Promotion}).
  *   <li>Recovery driver: for each pending recovery in the image, the next step: seal requests, choosing the recovery
  *       point, install requests, activation. Every step that changes state is a metadata command, so a new controller
@@ -110,6 +112,13 @@ public final class ControllerTick {
                                 new AppendHistory(entry.getKey(), new HistoryRecord.FollowerAdded(epoch, follower)));
                     }
                 }
+                case DropFollowers drop -> {
+                    Epoch epoch = history.committedEpoch();
+                    for (NodeId follower : drop.followers()) {
+                        commands.add(
+                                new AppendHistory(entry.getKey(), new HistoryRecord.FollowerLeaving(epoch, follower)));
+                    }
+                }
                 case Recover recover -> commands.add(new AppendHistory(entry.getKey(), recover.pending()));
             }
         }
@@ -128,7 +137,11 @@ public final class ControllerTick {
                     commands,
                     settled.isPresent(),
                     history.eligibleSet().size() == 0
-                            || settled.flatMap(PendingRecovery::point).isPresent());
+                            || settled.flatMap(PendingRecovery::point).isPresent(),
+                    committed
+                            .object(history.id())
+                            .map(AcceptedHistory::leavingInCommitted)
+                            .orElse(Set.of()));
             RecoveryBackoff.Entry entry = backoff.entries().get(history.id());
             if (!due.isEmpty() && backoff.due(history, nowMs)) {
                 requests.addAll(due);
@@ -188,26 +201,37 @@ public final class ControllerTick {
     /**
      * Adds the recovery step commands for {@code history} and returns the requests it needs, if any; seal requests only
      * when {@code sealable} (its pending recovery is committed), install requests only when {@code installable} (its
-     * recovery point is committed, or there is nothing to recover).
+     * recovery point is committed, or there is nothing to recover), drop requests only for followers whose leaving is
+     * committed ({@code committedLeaving}): the owner stops counting a follower when it learns of that commit, and its
+     * answer is only worth something from then on.
      */
     private static List<RecoveryRequest> drive(
             AcceptedHistory history,
             LiveSet observed,
             List<CoordinationCommand> commands,
             boolean sealable,
-            boolean installable) {
+            boolean installable,
+            Set<NodeId> committedLeaving) {
         ObjectId id = history.id();
         Optional<PendingRecovery> maybePending = history.pending();
         if (maybePending.isEmpty()) {
-            List<RecoveryRequest> catchUp = new ArrayList<>();
+            List<RecoveryRequest> requests = new ArrayList<>();
             Optional<Assignment> active = history.validate();
             for (NodeId node : RecoveryPlanner.catchUpTargets(history)) {
                 if (observed.isLive(node)) {
-                    catchUp.add(new RecoveryRequest.CatchUp(
+                    requests.add(new RecoveryRequest.CatchUp(
                             id, active.orElseThrow().epoch(), node, active.get().owner()));
                 }
             }
-            return catchUp;
+            if (active.isPresent() && observed.isLive(active.get().owner())) {
+                for (NodeId leaving : history.leavingInCommitted()) {
+                    if (committedLeaving.contains(leaving)) {
+                        requests.add(new RecoveryRequest.Drop(
+                                id, active.get().epoch(), active.get().owner(), leaving));
+                    }
+                }
+            }
+            return requests;
         }
         PendingRecovery pending = maybePending.get();
         Epoch proposedEpoch = pending.proposed().epoch();

@@ -23,6 +23,13 @@ public record FollowerLossHold(LiveSet liveSet, long holdMs, long nowMs) {
                 .isPresent();
     }
 
+    /** True when {@code follower} is down and was not leaving (draining), however long ago it stopped heartbeating. */
+    public boolean isLost(NodeId follower) {
+        return liveSet.node(follower)
+                .filter(state -> !state.live() && !state.draining())
+                .isPresent();
+    }
+
     /** When the hold of {@code follower} ends: its last heartbeat plus the hold. */
     public long endsAtMs(NodeId follower) {
         return liveSet.node(follower).map(NodeState::lastHeartbeatMs).orElse(nowMs) + holdMs;

@@ -15,6 +15,8 @@ import java.util.Objects;
  *   MemberInstalled(1, n) ...            late members catch up; all installed = enrolled
  *   FollowerAdded(1, n)                  a follower joins the activated epoch, not installed: it catches up
  *   MemberInstalled(1, n)                and is counted from here on
+ *   FollowerLeaving(1, n)                a follower lost past the hold: the owner stops counting it, E keeps it
+ *   FollowerDropped(1, n)                the owner proved E without n holds every confirmed record: n leaves E
  *   RecoveryPending(2, members)          an unproven change: the committed assignment stays beside it
  *   SealReceived(1, reply) ...           at least R = |E| - W + 1 from E of epoch 1
  *   RecoveryPointChosen(2, point)
@@ -82,6 +84,35 @@ public sealed interface HistoryRecord {
      */
     record FollowerAdded(Epoch epoch, NodeId node) implements HistoryRecord {
         public FollowerAdded {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(node, "node");
+        }
+    }
+
+    /**
+     * A follower of the committed, activated {@code epoch} starts leaving it without a new epoch: the way a queue lets
+     * go of a follower lost past the follower loss hold instead of fencing itself through a recovery. From the commit on
+     * the owner no longer counts the follower for W, so every later confirm rests on E' = E without it; the follower
+     * stays in E (and R stays as it was) until {@link FollowerDropped}, because records confirmed before the owner
+     * learned of this may rest on it.
+     *
+     * <p>Accepted only while E' still holds W members: the owner goes on confirming from them.
+     */
+    record FollowerLeaving(Epoch epoch, NodeId node) implements HistoryRecord {
+        public FollowerLeaving {
+            Objects.requireNonNull(epoch, "epoch");
+            Objects.requireNonNull(node, "node");
+        }
+    }
+
+    /**
+     * A leaving follower leaves E of the committed {@code epoch}: the owner, which stopped counting it when {@link
+     * FollowerLeaving} committed, reported that W members of E' are durable at or past its commit offset of that moment,
+     * so every record confirmed under E is on W members of E', and any R' = |E'| - W + 1 of them that a later recovery
+     * seals include one that holds it. The owner, the epoch and its sessions stay: nothing is fenced.
+     */
+    record FollowerDropped(Epoch epoch, NodeId node) implements HistoryRecord {
+        public FollowerDropped {
             Objects.requireNonNull(epoch, "epoch");
             Objects.requireNonNull(node, "node");
         }

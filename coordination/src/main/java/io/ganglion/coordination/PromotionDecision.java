@@ -29,6 +29,17 @@ public sealed interface PromotionDecision {
         }
     }
 
+    /**
+     * The proposal only drops followers lost past the hold (or leaving already), and the rest still meet W: these start
+     * leaving the activated epoch ({@link HistoryRecord.FollowerLeaving}, then {@link HistoryRecord.FollowerDropped} on
+     * the owner's word), with no recovery and no pause.
+     */
+    record DropFollowers(List<NodeId> followers) implements PromotionDecision {
+        public DropFollowers {
+            followers = List.copyOf(followers);
+        }
+    }
+
     /** Keep the committed assignment and write this pending recovery (a new one, or a new proposal for the pending). */
     record Recover(RecoveryPending pending) implements PromotionDecision {}
 }

@@ -3,8 +3,8 @@ package io.ganglion.coordination;
 import java.util.List;
 
 /**
- * What the controller asks a broker to do for a recovery. The broker answers with a seal reply or an install
- * acknowledgement, which the controller records in the metadata log; an unanswered request is sent again with backoff.
+ * What the controller asks a broker to do for a recovery. The broker answers with a seal reply, an install
+ * acknowledgement or a drop acknowledgement, which the controller records in the metadata log; an unanswered request is sent again with backoff.
  */
 public sealed interface RecoveryRequest {
     ObjectId object();
@@ -24,6 +24,13 @@ public sealed interface RecoveryRequest {
             sources = List.copyOf(sources);
         }
     }
+
+    /**
+     * To the owner of the activated {@code epoch}, {@code node}: answer once every record you confirmed before you
+     * stopped counting the leaving {@code follower} is durable on W of the members left (they hold everything confirmed
+     * without it), so it may leave E.
+     */
+    record Drop(ObjectId object, Epoch epoch, NodeId node, NodeId follower) implements RecoveryRequest {}
 
     /** Catch up with {@code owner} of the activated {@code epoch} as a learner, then acknowledge as installed. */
     record CatchUp(ObjectId object, Epoch epoch, NodeId node, NodeId owner) implements RecoveryRequest {}

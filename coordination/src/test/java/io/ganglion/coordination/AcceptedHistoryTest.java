@@ -235,6 +235,63 @@ class AcceptedHistoryTest {
                 .contains("object wants 3");
     }
 
+    @Test
+    void shouldLetAFollowerLeaveTheActivatedEpochAndThenDropItFromE() {
+        AcceptedHistory active = activeOnAbc();
+        AcceptedHistory leaving = append(active, new HistoryRecord.FollowerLeaving(Epoch.of(1), C));
+
+        assertThat(leaving.leavingInCommitted()).containsExactly(C);
+        assertThat(leaving.eligibleSet().members())
+                .as("still in E until dropped")
+                .contains(C);
+        assertThat(leaving.recoveryThreshold()).isEqualTo(2);
+        assertThat(leaving.validate()).as("still projected, same epoch").isEqualTo(active.validate());
+        assertThat(leaving.reflects(new HistoryRecord.FollowerLeaving(Epoch.of(1), C)))
+                .isTrue();
+
+        AcceptedHistory dropped = append(leaving, new HistoryRecord.FollowerDropped(Epoch.of(1), C));
+        Assignment after = dropped.validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(1));
+        assertThat(after.members()).containsExactly(A, B);
+        assertThat(dropped.leavingInCommitted()).isEmpty();
+        assertThat(dropped.installedInCommitted()).containsExactlyInAnyOrder(A, B);
+        assertThat(dropped.enrolled()).isTrue();
+        assertThat(dropped.recoveryThreshold())
+                .as("R' = |E'| - W + 1 = 2 - 2 + 1")
+                .isEqualTo(1);
+        assertThat(dropped.reflects(new HistoryRecord.FollowerDropped(Epoch.of(1), C)))
+                .as("a reply sent again")
+                .isTrue();
+
+        AcceptedHistory back = append(dropped, new FollowerAdded(Epoch.of(1), C));
+        assertThat(back.validate().orElseThrow().members()).containsExactly(A, B, C);
+        assertThat(rejection(back, new HistoryRecord.FollowerDropped(Epoch.of(1), C)))
+                .as("a stale drop of the follower that came back")
+                .contains("not leaving");
+    }
+
+    @Test
+    void shouldRefuseALeavingThatBreaksWOrADropWithoutLeaving() {
+        AcceptedHistory active = activeOnAbc();
+        assertThat(rejection(active, new HistoryRecord.FollowerDropped(Epoch.of(1), C)))
+                .contains("not leaving");
+        assertThat(rejection(active, new HistoryRecord.FollowerLeaving(Epoch.of(1), A)))
+                .contains("not a follower");
+        assertThat(rejection(active, new HistoryRecord.FollowerLeaving(Epoch.of(2), C)))
+                .contains("committed epoch is 1");
+        AcceptedHistory oneLeaving = append(active, new HistoryRecord.FollowerLeaving(Epoch.of(1), C));
+        assertThat(rejection(oneLeaving, new HistoryRecord.FollowerLeaving(Epoch.of(1), B)))
+                .as("a, alone, is short of W = 2")
+                .contains("W = 2");
+        AcceptedHistory pending = append(oneLeaving, new RecoveryPending(Epoch.of(2), B, List.of(A)));
+        assertThat(rejection(pending, new HistoryRecord.FollowerDropped(Epoch.of(1), C)))
+                .as("a recovery overtook the drop: the new epoch decides")
+                .contains("no recovery pending");
+        assertThat(pending.recoveryThreshold())
+                .as("the leaving follower still counts in E")
+                .isEqualTo(2);
+    }
+
     private static final AtomicInteger GENERATED_ACTIVATIONS = new AtomicInteger();
 
     static LongStream seeds() {
@@ -288,6 +345,18 @@ class AcceptedHistoryTest {
                 history.validate()
                         .ifPresent(active -> assertThat(active.activated()).isTrue());
             }
+            if (history.committed().isPresent()) {
+                Assignment committed = history.committed().get();
+                assertThat(committed.followers())
+                        .as("seed %d: only followers leave", seed)
+                        .containsAll(history.leavingInCommitted());
+                if (!history.leavingInCommitted().isEmpty()) {
+                    assertThat(committed.members().size()
+                                    - history.leavingInCommitted().size())
+                            .as("seed %d: members that stay meet W", seed)
+                            .isGreaterThanOrEqualTo(spec.writeRequirement());
+                }
+            }
         }
     }
 
@@ -296,7 +365,7 @@ class AcceptedHistoryTest {
         Epoch proposed = history.pending().map(p -> p.proposed().epoch()).orElse(committed.next());
         Epoch epoch = random.nextInt(10) == 0 ? Epoch.of(random.nextLong(0, 4)) : proposed;
         NodeId node = pool.get(random.nextInt(pool.size()));
-        return switch (random.nextInt(7)) {
+        return switch (random.nextInt(9)) {
             case 0 -> {
                 List<NodeId> shuffled = new ArrayList<>(pool);
                 java.util.Collections.shuffle(shuffled, new java.util.Random(random.nextLong()));
@@ -321,6 +390,8 @@ class AcceptedHistoryTest {
                                 : LogPosition.of(random.nextLong(0, 3), random.nextLong(-1, 50)));
             case 3, 4 -> new MemberInstalled(random.nextInt(4) == 0 ? committed : epoch, node);
             case 5 -> new FollowerAdded(random.nextInt(4) == 0 ? epoch : committed, node);
+            case 6 -> new HistoryRecord.FollowerLeaving(random.nextInt(4) == 0 ? epoch : committed, node);
+            case 7 -> new HistoryRecord.FollowerDropped(random.nextInt(4) == 0 ? epoch : committed, node);
             default -> new Activated(epoch);
         };
     }

@@ -96,7 +96,7 @@ class FollowerLossHoldTest {
     }
 
     @Test
-    void shouldRequestRecoveryPastTheHold() {
+    void shouldDropTheFollowerPastTheHoldWithoutANewEpochAndThenAddTheReplacement() {
         cluster.nodes("a", "b", "c", "d");
         ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
         Assignment before = cluster.history(queue).validate().orElseThrow();
@@ -108,15 +108,79 @@ class FollowerLossHoldTest {
         cluster.advance(HOLD);
         TickResult result = cluster.tick();
 
-        assertThat(writesPendingRecovery(result)).isTrue();
-        assertThat(cluster.history(queue).pending()).isPresent();
-        assertThat(cluster.history(queue).pending().get().proposed().epoch()).isEqualTo(Epoch.of(2));
+        assertThat(writesPendingRecovery(result))
+                .as("no recovery: the follower leaves the epoch")
+                .isFalse();
+        assertThat(result.commands())
+                .contains(new AppendHistory(queue, new HistoryRecord.FollowerLeaving(Epoch.of(1), lost)));
+        assertThat(cluster.history(queue).leavingInCommitted()).containsExactly(lost);
+        assertThat(cluster.history(queue).validate())
+                .as("still serving in epoch 1")
+                .contains(before);
         cluster.ticks(10, 100);
-        Assignment after = cluster.history(queue).validate().orElseThrow();
-        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        AcceptedHistory history = cluster.history(queue);
+        Assignment after = history.validate().orElseThrow();
+        assertThat(after.epoch()).as("no new epoch at any point").isEqualTo(Epoch.of(1));
+        assertThat(history.records())
+                .noneMatch(
+                        r -> r instanceof RecoveryPending p && p.proposedEpoch().value() == 2);
         assertThat(after.owner()).isEqualTo(before.owner());
         assertThat(after.members()).doesNotContain(lost).hasSize(3);
+        assertThat(history.enrolled())
+                .as("the replacement caught up as a learner")
+                .isTrue();
+        assertThat(history.records())
+                .filteredOn(r -> r instanceof HistoryRecord.FollowerDropped || r instanceof HistoryRecord.FollowerAdded)
+                .as("dropped, then the replacement joined")
+                .hasSize(2)
+                .first()
+                .isEqualTo(new HistoryRecord.FollowerDropped(Epoch.of(1), lost));
         assertThat(cluster.rejections).isEmpty();
+    }
+
+    @Test
+    void shouldAskTheOwnerOnlyOnceTheLeavingIsCommitted() {
+        cluster.nodes("a", "b", "c");
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        Assignment before = cluster.history(queue).validate().orElseThrow();
+        cluster.kill("c");
+
+        // the tick that proposes the leaving does not also ask the owner: its proof counts from the commit
+        TickResult proposing = ControllerTick.run(cluster.image, cluster.observed, cluster.backoff, cluster.now);
+        assertThat(proposing.commands())
+                .containsExactly(
+                        new CoordinationCommand.CommitLiveSet(cluster.observed.changesSince(cluster.image.liveSet())),
+                        new AppendHistory(queue, new HistoryRecord.FollowerLeaving(Epoch.of(1), node("c"))));
+        assertThat(proposing.requests()).noneMatch(r -> r instanceof RecoveryRequest.Drop);
+        TickResult inFlight = ControllerTick.run(
+                cluster.image, proposing.commands(), cluster.observed, proposing.backoff(), cluster.now + 100);
+        assertThat(inFlight.requests()).as("still in flight").noneMatch(r -> r instanceof RecoveryRequest.Drop);
+
+        cluster.tick();
+        TickResult asking = cluster.tick();
+        assertThat(asking.requests())
+                .containsExactly(new RecoveryRequest.Drop(queue, Epoch.of(1), before.owner(), node("c")));
+    }
+
+    @Test
+    void shouldRecoverAFollowerThatLeftWhenTheOwnerIsLostMidway() {
+        cluster.nodes("a", "b", "c");
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
+        cluster.silent.add(node("a")); // the owner never answers the drop
+        cluster.kill("c");
+        cluster.ticks(3, 100);
+        assertThat(cluster.history(queue).leavingInCommitted()).containsExactly(node("c"));
+
+        cluster.kill("a");
+        cluster.ticks(50, 1_000);
+
+        AcceptedHistory history = cluster.history(queue);
+        assertThat(history.recoveryThreshold())
+                .as("c is still in E until the owner's proof: R over three members")
+                .isEqualTo(2);
+        assertThat(history.validate()).as("never activates on one copy").isEmpty();
     }
 
     @Test
@@ -235,7 +299,7 @@ class FollowerLossHoldTest {
     }
 
     @Test
-    void shouldRecoverAtOnceWhenHoldIsZero() {
+    void shouldDropAtOnceWhenHoldIsZero() {
         cluster.nodes("a", "b", "c");
         cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
         ObjectId queue = cluster.activeQueue("q", 3, MAJORITY_DURABLE);
@@ -244,11 +308,22 @@ class FollowerLossHoldTest {
         TickResult result = cluster.tick();
 
         assertThat(result.held()).isEmpty();
-        assertThat(writesPendingRecovery(result)).isTrue();
+        assertThat(writesPendingRecovery(result)).isFalse();
         cluster.ticks(5, 100);
-        Assignment after = cluster.history(queue).validate().orElseThrow();
-        assertThat(after.epoch()).isEqualTo(Epoch.of(2));
+        AcceptedHistory history = cluster.history(queue);
+        Assignment after = history.validate().orElseThrow();
+        assertThat(after.epoch()).isEqualTo(Epoch.of(1));
         assertThat(after.members()).containsExactly(node("a"), node("b"));
+        assertThat(history.eligibleSet().members()).containsExactly(node("a"), node("b"));
+        assertThat(history.recoveryThreshold()).as("R' = |E'| - W + 1").isEqualTo(1);
+
+        cluster.restart("c", 5);
+        cluster.ticks(5, 100);
+        Assignment back = cluster.history(queue).validate().orElseThrow();
+        assertThat(back.epoch()).as("back as a learner, no new epoch").isEqualTo(Epoch.of(1));
+        assertThat(back.members()).containsExactly(node("a"), node("b"), node("c"));
+        assertThat(cluster.history(queue).enrolled()).isTrue();
+        assertThat(cluster.rejections).isEmpty();
     }
 
     @Test

@@ -13,7 +13,7 @@ import java.util.Map;
 
 /**
  * Drives {@link ControllerTick} the way the controller runtime will: applies every command it returns to the image,
- * and answers its requests as live brokers would (seal replies with a log end, install and catch-up acknowledgements).
+ * and answers its requests as live brokers would (seal replies with a log end, install, catch-up and drop acknowledgements).
  * Time moves only when a test says so.
  */
 final class TickHarness {
@@ -118,6 +118,9 @@ final class TickHarness {
                     apply(new AppendHistory(install.object(), new MemberInstalled(install.epoch(), install.node())));
                 case RecoveryRequest.CatchUp catchUp ->
                     apply(new AppendHistory(catchUp.object(), new MemberInstalled(catchUp.epoch(), catchUp.node())));
+                case RecoveryRequest.Drop drop ->
+                    apply(new AppendHistory(
+                            drop.object(), new HistoryRecord.FollowerDropped(drop.epoch(), drop.follower())));
             }
         }
         return result;

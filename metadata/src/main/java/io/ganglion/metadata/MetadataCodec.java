@@ -14,6 +14,8 @@ import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.coordination.HistoryRecord.Activated;
 import io.ganglion.coordination.HistoryRecord.Created;
 import io.ganglion.coordination.HistoryRecord.FollowerAdded;
+import io.ganglion.coordination.HistoryRecord.FollowerDropped;
+import io.ganglion.coordination.HistoryRecord.FollowerLeaving;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.RecoveryPending;
 import io.ganglion.coordination.HistoryRecord.RecoveryPointChosen;
@@ -80,6 +82,8 @@ import java.util.TreeMap;
  *       htag 5 MemberInstalled       epoch(8) node
  *       htag 6 Activated             epoch(8)
  *       htag 7 FollowerAdded         epoch(8) node
+ *       htag 8 FollowerLeaving       epoch(8) node
+ *       htag 9 FollowerDropped       epoch(8) node
  *     ctag 5 SetSettings    count(4) { name value } in name order
  *     ctag 6 Batch          count(4) { ctag cbody } (no batch inside, at least one)
  *   tag 12       := SetDraining: node draining(1)
@@ -123,6 +127,8 @@ public final class MetadataCodec {
     private static final byte H_MEMBER_INSTALLED = 5;
     private static final byte H_ACTIVATED = 6;
     private static final byte H_FOLLOWER_ADDED = 7;
+    private static final byte H_FOLLOWER_LEAVING = 8;
+    private static final byte H_FOLLOWER_DROPPED = 9;
 
     /** The fewest bytes an encoded {@link NodeState} takes: an empty-length node id and the fixed fields. */
     private static final int MIN_NODE_STATE_BYTES = 2 + 1 + 8 + 1 + 8 + 1;
@@ -454,6 +460,16 @@ public final class MetadataCodec {
                 out.writeLong(r.epoch().value());
                 writeNodeId(out, r.node());
             }
+            case FollowerLeaving r -> {
+                out.writeByte(H_FOLLOWER_LEAVING);
+                out.writeLong(r.epoch().value());
+                writeNodeId(out, r.node());
+            }
+            case FollowerDropped r -> {
+                out.writeByte(H_FOLLOWER_DROPPED);
+                out.writeLong(r.epoch().value());
+                writeNodeId(out, r.node());
+            }
         }
     }
 
@@ -481,6 +497,8 @@ public final class MetadataCodec {
             case H_MEMBER_INSTALLED -> new MemberInstalled(Epoch.of(in.readLong()), readNodeId(in));
             case H_ACTIVATED -> new Activated(Epoch.of(in.readLong()));
             case H_FOLLOWER_ADDED -> new FollowerAdded(Epoch.of(in.readLong()), readNodeId(in));
+            case H_FOLLOWER_LEAVING -> new FollowerLeaving(Epoch.of(in.readLong()), readNodeId(in));
+            case H_FOLLOWER_DROPPED -> new FollowerDropped(Epoch.of(in.readLong()), readNodeId(in));
             default -> throw new MetadataCodecException("unknown history record tag " + tag);
         };
     }

@@ -132,7 +132,9 @@ class MetadataCodecTest {
                         id, new HistoryRecord.RecoveryPointChosen(Epoch.of(4), LogPosition.EMPTY)),
                 new CoordinationCommand.AppendHistory(id, new HistoryRecord.MemberInstalled(Epoch.of(4), n2)),
                 new CoordinationCommand.AppendHistory(id, new HistoryRecord.Activated(Epoch.of(4))),
-                new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerAdded(Epoch.of(4), n1)));
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerAdded(Epoch.of(4), n1)),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerLeaving(Epoch.of(4), n1)),
+                new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerDropped(Epoch.of(4), n1)));
         for (CoordinationCommand command : commands) {
             Coordination wrapped = new Coordination(command);
             assertThat(MetadataCodec.decode(MetadataCodec.encode(wrapped)))

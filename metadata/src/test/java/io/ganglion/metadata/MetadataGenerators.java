@@ -82,7 +82,7 @@ final class MetadataGenerators {
 
     /** Any history record, with values in range but not necessarily fitting any history. */
     static HistoryRecord historyRecord(SplittableRandom random) {
-        return switch (random.nextInt(7)) {
+        return switch (random.nextInt(9)) {
             case 0 -> new HistoryRecord.Created(spec(random));
             case 1 -> {
                 NodeId owner = node(random);
@@ -101,6 +101,8 @@ final class MetadataGenerators {
             case 3 -> new HistoryRecord.RecoveryPointChosen(epoch(random), position(random));
             case 4 -> new HistoryRecord.MemberInstalled(epoch(random), node(random));
             case 5 -> new HistoryRecord.FollowerAdded(epoch(random), node(random));
+            case 6 -> new HistoryRecord.FollowerLeaving(epoch(random), node(random));
+            case 7 -> new HistoryRecord.FollowerDropped(epoch(random), node(random));
             default -> new HistoryRecord.Activated(epoch(random));
         };
     }

@@ -21,6 +21,7 @@ import io.ganglion.replication.ReplicaEffect.PersistSeal;
 import io.ganglion.replication.ReplicaEffect.ReadLog;
 import io.ganglion.replication.ReplicaEffect.ReadPurpose;
 import io.ganglion.replication.ReplicaEffect.Refuse;
+import io.ganglion.replication.ReplicaEffect.ReplyDropped;
 import io.ganglion.replication.ReplicaEffect.ReplyInstalled;
 import io.ganglion.replication.ReplicaEffect.ReplySealed;
 import io.ganglion.replication.ReplicaEffect.Reseed;
@@ -29,6 +30,7 @@ import io.ganglion.replication.ReplicaEffect.Truncate;
 import io.ganglion.replication.ReplicaEvent.AppendDurable;
 import io.ganglion.replication.ReplicaEvent.Assigned;
 import io.ganglion.replication.ReplicaEvent.CatchUpRequested;
+import io.ganglion.replication.ReplicaEvent.DropRequested;
 import io.ganglion.replication.ReplicaEvent.InstallRequested;
 import io.ganglion.replication.ReplicaEvent.LogRead;
 import io.ganglion.replication.ReplicaEvent.PublishAdmitted;
@@ -199,6 +201,18 @@ public final class Replica {
         final long deliverFromMs;
 
         Set<NodeId> installed;
+        /** Followers leaving the epoch: never counted again. */
+        Set<NodeId> leaving;
+        /**
+         * Per leaving follower, the offset W members of E' must be durable at before it may leave E: the commit when
+         * this owner stopped counting it (and at least the epoch start, which the recovered records lie below).
+         */
+        final TreeMap<NodeId, Long> leaveAt = new TreeMap<>();
+        /** The controllers waiting to hear that a leaving follower may leave E. */
+        final TreeMap<NodeId, NodeId> dropWaiters = new TreeMap<>();
+        /** The commit rule's latest value over the counted members: below {@link #commit} once a follower leaves. */
+        long counting = -1;
+
         long retentionProtectMs;
         /**
          * Publishes that came before the epoch start was durable, admitted in order once it is. Refused instead, they
@@ -216,8 +230,12 @@ public final class Replica {
             this.epoch = assigned.assignment().epoch();
             this.writeRequirement = assigned.writeRequirement();
             this.installed = assigned.installed();
+            this.leaving = assigned.leaving();
             this.retentionProtectMs = assigned.retentionProtectMs();
             this.epochStart = epochStart;
+            for (NodeId node : leaving) {
+                leaveAt.put(node, epochStart);
+            }
             this.deliverFromMs = deliverFromMs;
             for (NodeId node : assigned.assignment().followers()) {
                 peers.put(node, new Peer(node));
@@ -225,7 +243,24 @@ public final class Replica {
         }
 
         boolean counted(Peer peer) {
-            return peer.synced && !peer.suspended && peer.matched >= 0 && installed.contains(peer.node);
+            return peer.synced
+                    && !peer.suspended
+                    && peer.matched >= 0
+                    && installed.contains(peer.node)
+                    && !leaving.contains(peer.node);
+        }
+
+        /**
+         * Takes the leaving followers of the view: each newly leaving one stops counting now, and must not leave E
+         * before W members of E' are durable at or past what was committed with it.
+         */
+        void leave(Set<NodeId> nowLeaving) {
+            for (NodeId node : nowLeaving) {
+                if (!leaving.contains(node)) {
+                    leaveAt.put(node, Math.max(commit, epochStart));
+                }
+            }
+            leaving = nowLeaving;
         }
     }
 
@@ -286,6 +321,7 @@ public final class Replica {
             case SealRequested seal -> onSeal(seal);
             case InstallRequested install -> onInstall(install, nowMs);
             case CatchUpRequested catchUp -> onCatchUp(catchUp, nowMs);
+            case DropRequested drop -> onDropRequested(drop);
             case Tick tick -> onTick(nowMs);
         }
         List<ReplicaEffect> effects = out;
@@ -504,7 +540,10 @@ public final class Replica {
         if (assignment.owner().equals(self)) {
             if (owner != null && owner.epoch.equals(epoch)) {
                 owner.installed = assigned.installed();
+                owner.leave(assigned.leaving());
                 owner.retentionProtectMs = assigned.retentionProtectMs();
+                // a follower that left E (HistoryRecord.FollowerDropped): nothing more to it
+                owner.peers.keySet().retainAll(assignment.followers());
                 // a follower that joined the epoch (HistoryRecord.FollowerAdded): fed as a learner from where its log
                 // meets ours, counted once installed
                 for (NodeId node : assignment.followers()) {
@@ -760,6 +799,8 @@ public final class Replica {
             }
         }
         long commit = CommitRule.commitOffset(Arrays.copyOf(reports, n), owner.writeRequirement);
+        owner.counting = commit;
+        answerDrops();
         if (commit < owner.epochStart || commit <= owner.commit) {
             return;
         }
@@ -769,6 +810,33 @@ public final class Replica {
             out.add(new Confirm(confirmed.getValue(), confirmed.getKey()));
         }
         out.add(new Deliverable(owner.epoch, commit));
+    }
+
+    private void onDropRequested(DropRequested drop) {
+        if (owner != null && owner.epoch.equals(drop.epoch())) {
+            owner.dropWaiters.put(drop.follower(), drop.controller());
+            answerDrops();
+        }
+    }
+
+    /**
+     * Answers each controller waiting for a leaving follower once W members of E' (the counted ones) are durable at or
+     * past where that follower stopped counting: every record this owner confirmed, and every record recovered below
+     * its epoch start, is then on W members without it. A follower this owner has no peer for is answered at once: the
+     * view dropped it already, or never showed it to this owner, which then never counted it.
+     */
+    private void answerDrops() {
+        var waiters = owner.dropWaiters.entrySet().iterator();
+        while (waiters.hasNext()) {
+            Map.Entry<NodeId, NodeId> waiter = waiters.next();
+            NodeId follower = waiter.getKey();
+            Long leaveAt = owner.leaveAt.get(follower);
+            boolean neverCounted = !owner.peers.containsKey(follower);
+            if (neverCounted || (owner.leaving.contains(follower) && leaveAt != null && owner.counting >= leaveAt)) {
+                out.add(new ReplyDropped(waiter.getValue(), owner.epoch, follower));
+                waiters.remove();
+            }
+        }
     }
 
     private void ownerTick(long nowMs) {

@@ -59,6 +59,12 @@ public sealed interface ReplicaEffect {
     /** Report to the controller that this replica holds the recovery point of {@code epoch} durably (or caught up). */
     record ReplyInstalled(NodeId controller, Epoch epoch) implements ReplicaEffect {}
 
+    /**
+     * Report to the controller that the members of {@code epoch} left without the leaving {@code follower} hold every
+     * record this owner confirmed: it may leave E.
+     */
+    record ReplyDropped(NodeId controller, Epoch epoch, NodeId follower) implements ReplicaEffect {}
+
     /** The publish is committed at {@code offset}: confirm it to its publisher. */
     record Confirm(PublishId id, long offset) implements ReplicaEffect {}
 

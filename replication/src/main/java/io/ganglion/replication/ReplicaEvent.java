@@ -15,13 +15,25 @@ public sealed interface ReplicaEvent {
     /**
      * The broker's projected view holds an activated assignment of the object. {@code writeRequirement} is W of the
      * object's spec; {@code installed} the members installed in this epoch (the others catch up as learners and are
-     * not counted until installed). Sent again when either changes.
+     * not counted until installed); {@code leaving} the followers leaving the epoch (never counted again). Sent again
+     * when any of them changes.
      */
-    record Assigned(Assignment assignment, int writeRequirement, Set<NodeId> installed, long retentionProtectMs)
+    record Assigned(
+            Assignment assignment,
+            int writeRequirement,
+            Set<NodeId> installed,
+            Set<NodeId> leaving,
+            long retentionProtectMs)
             implements ReplicaEvent {
         public Assigned {
             Objects.requireNonNull(assignment, "assignment");
             installed = Set.copyOf(installed);
+            leaving = Set.copyOf(leaving);
+        }
+
+        /** An assignment with no follower leaving. */
+        public Assigned(Assignment assignment, int writeRequirement, Set<NodeId> installed, long retentionProtectMs) {
+            this(assignment, writeRequirement, installed, Set.of(), retentionProtectMs);
         }
     }
 
@@ -72,6 +84,12 @@ public sealed interface ReplicaEvent {
 
     /** The controller asks a member of the activated {@code epoch} that is not installed to catch up with the owner. */
     record CatchUpRequested(NodeId controller, Epoch epoch, NodeId owner) implements ReplicaEvent {}
+
+    /**
+     * The controller asks the owner of {@code epoch} to answer once the members left without the leaving {@code
+     * follower} hold every record it confirmed.
+     */
+    record DropRequested(NodeId controller, Epoch epoch, NodeId follower) implements ReplicaEvent {}
 
     /** Time passed (the broker ticks every few tens of milliseconds). */
     record Tick() implements ReplicaEvent {}

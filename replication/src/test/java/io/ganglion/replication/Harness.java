@@ -197,6 +197,7 @@ final class Harness {
             }
             case ReplySealed sealed -> {}
             case ReplyInstalled installed -> {}
+            case ReplicaEffect.ReplyDropped dropped -> {}
             case Confirm confirm -> {}
             case Refuse refuse -> {}
             case Deliverable deliverable -> {}

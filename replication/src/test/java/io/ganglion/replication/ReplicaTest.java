@@ -110,6 +110,81 @@ class ReplicaTest {
         assertThat(harness.node("c").log).hasSize(1);
     }
 
+    /**
+     * A follower leaving the epoch (HistoryRecord.FollowerLeaving) stops counting at once, and the owner answers the
+     * controller's drop only once W members without it are durable at or past what it confirmed with it: records 1-3
+     * were confirmed on a and c while b lagged, so dropping c from E before b held them would leave a recovery that
+     * seals only b without them.
+     */
+    @Test
+    void shouldStopCountingALeavingFollowerAndAnswerTheDropOnlyOnceTheOthersHoldWhatWasConfirmed() {
+        Harness harness = threeCopies();
+        Harness.Node owner = harness.node("a");
+        for (int i = 1; i <= 3; i++) {
+            harness.publish("a", 1, 1, i);
+        }
+        owner.sync();
+        harness.deliverAll();
+        harness.node("c").sync(); // b received the records but has not forced them
+        harness.deliverAll();
+        assertThat(owner.confirms()).as("confirmed on a and c").hasSize(3);
+
+        Assignment assignment =
+                new Assignment(Epoch.of(1), NodeId.of("a"), List.of(NodeId.of("b"), NodeId.of("c")), true);
+        Set<NodeId> all = Set.copyOf(assignment.members());
+        owner.on(new ReplicaEvent.Assigned(assignment, 2, all, Set.of(NodeId.of("c")), 60_000));
+        owner.on(new ReplicaEvent.DropRequested(Harness.CONTROLLER, Epoch.of(1), NodeId.of("c")));
+        harness.publish("a", 1, 1, 4);
+        owner.sync();
+        harness.deliverAll();
+        harness.node("c").sync();
+        harness.deliverAll();
+        assertThat(owner.confirms()).as("c no longer counts: 4 waits for b").hasSize(3);
+        assertThat(owner.effectsOf(ReplicaEffect.ReplyDropped.class))
+                .as("b does not hold 1-3 durably yet")
+                .isEmpty();
+
+        harness.node("b").sync();
+        harness.deliverAll();
+        assertThat(owner.confirms()).hasSize(4);
+        assertThat(owner.effectsOf(ReplicaEffect.ReplyDropped.class))
+                .containsExactly(new ReplicaEffect.ReplyDropped(Harness.CONTROLLER, Epoch.of(1), NodeId.of("c")));
+
+        Assignment dropped = new Assignment(Epoch.of(1), NodeId.of("a"), List.of(NodeId.of("b")), true);
+        owner.on(new ReplicaEvent.Assigned(dropped, 2, Set.copyOf(dropped.members()), Set.of(), 60_000));
+        assertThat(owner.replica.followerDurable()).containsOnlyKeys(NodeId.of("b"));
+        assertThat(owner.replica.owning()).contains(Epoch.of(1));
+        harness.publish("a", 1, 1, 5);
+        harness.settle();
+        assertThat(owner.confirms()).as("a and b confirm on, nothing fenced").hasSize(5);
+        assertThat(owner.refusals()).isEmpty();
+    }
+
+    /** A drop asked for before the owner's view shows the follower leaving waits for the view; one it never counted not. */
+    @Test
+    void shouldAnswerADropOnlyForAFollowerItsViewShowsLeaving() {
+        Harness harness = threeCopies();
+        Harness.Node owner = harness.node("a");
+        harness.publish("a", 1, 1, 1);
+        harness.settle();
+        owner.on(new ReplicaEvent.DropRequested(Harness.CONTROLLER, Epoch.of(1), NodeId.of("c")));
+        assertThat(owner.effectsOf(ReplicaEffect.ReplyDropped.class))
+                .as("c still counts here")
+                .isEmpty();
+        owner.on(new ReplicaEvent.DropRequested(Harness.CONTROLLER, Epoch.of(2), NodeId.of("c")));
+        assertThat(owner.effectsOf(ReplicaEffect.ReplyDropped.class))
+                .as("not this owner's epoch")
+                .isEmpty();
+
+        Assignment assignment =
+                new Assignment(Epoch.of(1), NodeId.of("a"), List.of(NodeId.of("b"), NodeId.of("c")), true);
+        owner.on(new ReplicaEvent.Assigned(
+                assignment, 2, Set.copyOf(assignment.members()), Set.of(NodeId.of("c")), 60_000));
+        assertThat(owner.effectsOf(ReplicaEffect.ReplyDropped.class))
+                .as("b holds everything durably already")
+                .containsExactly(new ReplicaEffect.ReplyDropped(Harness.CONTROLLER, Epoch.of(1), NodeId.of("c")));
+    }
+
     @Test
     void shouldNeverConfirmOnFewerThanWCopies() {
         Harness harness = new Harness("a", "b", "c");

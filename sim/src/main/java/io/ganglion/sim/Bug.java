@@ -32,5 +32,10 @@ public enum Bug {
      * the new epoch goes on delivering, and a new owner delivers at once, so a consumer can get a message again
      * without the redelivered flag.
      */
-    NO_OWNER_LEASE
+    NO_OWNER_LEASE,
+    /**
+     * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
+     * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
+     */
+    DROP_WITHOUT_PROOF
 }

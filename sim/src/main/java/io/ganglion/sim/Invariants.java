@@ -280,6 +280,16 @@ public final class Invariants {
             assignments.put(append.id() + "|" + added.epoch(), grown);
             return;
         }
+        if (append.record() instanceof HistoryRecord.FollowerDropped dropped) {
+            // E shrank: every confirmed record must already be durable on W members of the smaller E, or a recovery
+            // sealing R' of them could miss it
+            cluster.stats().followersDropped++;
+            AcceptedHistory after = applied.image().coordination().objects().get(append.id());
+            Assignment shrunk = after.committed().orElseThrow();
+            assignments.put(append.id() + "|" + dropped.epoch(), shrunk);
+            checkConfirmedOn(append.id(), shrunk, "dropping " + dropped.node() + " from epoch " + dropped.epoch());
+            return;
+        }
         if (!(append.record() instanceof HistoryRecord.Activated activated)) {
             return;
         }
@@ -288,6 +298,25 @@ public final class Invariants {
                 cluster.quorum().imageAt(index).coordination().objects().get(append.id());
         AcceptedHistory after = applied.image().coordination().objects().get(append.id());
         checkActivation(append.id(), activated.epoch(), before, after);
+    }
+
+    /** Every confirmed position of {@code object} is durable on W members of {@code assignment}. */
+    private void checkConfirmedOn(ObjectId object, Assignment assignment, String when) {
+        int w = cluster.history(object).spec().writeRequirement();
+        for (Map.Entry<Long, Long> entry :
+                confirmed.getOrDefault(object, new TreeMap<>()).entrySet()) {
+            int copies = 0;
+            for (NodeId member : assignment.members()) {
+                if (cluster.broker(member).replica(object).holdsDurably(entry.getKey(), entry.getValue())) {
+                    copies++;
+                }
+            }
+            if (copies < w) {
+                violation(object + ": " + when + " leaves confirmed (" + entry.getKey() + "," + entry.getValue()
+                        + ") durable on " + copies + " members of " + assignment.members() + ", W = " + w
+                        + ": a recovery may lose it; " + members(object, assignment));
+            }
+        }
     }
 
     private void checkActivation(ObjectId object, Epoch epoch, AcceptedHistory before, AcceptedHistory after) {

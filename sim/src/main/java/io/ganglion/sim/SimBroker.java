@@ -262,8 +262,10 @@ public final class SimBroker {
                 if (cluster.config().has(Bug.CONFIRM_AT_W_MINUS_ONE)) {
                     w = Math.max(1, w - 1);
                 }
-                event = new ReplicaEvent.Assigned(assignment, w, history.installedInCommitted(), protect);
-                key = assignment + "|" + history.installedInCommitted() + "|" + protect;
+                event = new ReplicaEvent.Assigned(
+                        assignment, w, history.installedInCommitted(), history.leavingInCommitted(), protect);
+                key = assignment + "|" + history.installedInCommitted() + "|" + history.leavingInCommitted() + "|"
+                        + protect;
             } else {
                 if (!machines.containsKey(object) && !disks.containsKey(object)) {
                     continue;
@@ -373,6 +375,14 @@ public final class SimBroker {
                     installed(object, installed.epoch(), installed.controller());
                 }
             }
+            case ReplicaEffect.ReplyDropped dropped -> {
+                if (!cluster.config().has(Bug.DROP_WITHOUT_PROOF)) {
+                    reply(
+                            dropped.controller(),
+                            "dropped " + object + " " + id,
+                            c -> c.dropped(object, dropped.epoch(), dropped.follower()));
+                }
+            }
             case ReplicaEffect.Confirm confirm -> {
                 cluster.invariants().confirming(object, id, confirm.offset());
                 cluster.workload().confirm(id, object, confirm.id());
@@ -455,6 +465,14 @@ public final class SimBroker {
                 handle(
                         object,
                         new ReplicaEvent.InstallRequested(from, install.epoch(), install.point(), install.sources()));
+            }
+            case RecoveryRequest.Drop drop -> {
+                if (cluster.config().has(Bug.DROP_WITHOUT_PROOF)) {
+                    // answered at once, before the members left hold what was confirmed with the leaving follower
+                    reply(from, "dropped " + object + " " + id, c -> c.dropped(object, drop.epoch(), drop.follower()));
+                } else {
+                    handle(object, new ReplicaEvent.DropRequested(from, drop.epoch(), drop.follower()));
+                }
             }
             case RecoveryRequest.CatchUp catchUp -> {
                 if (cluster.config().has(Bug.ACTIVATE_BEFORE_INSTALL)) {

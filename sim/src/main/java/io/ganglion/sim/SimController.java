@@ -6,6 +6,7 @@ import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationCommand.AppendHistory;
 import io.ganglion.coordination.CoordinationImage;
 import io.ganglion.coordination.Epoch;
+import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.SealReceived;
 import io.ganglion.coordination.Incarnation;
@@ -178,6 +179,12 @@ final class SimController {
     void installed(ObjectId object, Epoch epoch, NodeId node) {
         if (active) {
             propose(new AppendHistory(object, new MemberInstalled(epoch, node)));
+        }
+    }
+
+    void dropped(ObjectId object, Epoch epoch, NodeId follower) {
+        if (active) {
+            propose(new AppendHistory(object, new HistoryRecord.FollowerDropped(epoch, follower)));
         }
     }
 

@@ -8,6 +8,7 @@ public final class SimStats {
     long rejectedProposals;
     long activations;
     long followersAdded;
+    long followersDropped;
     long confirmed;
     long faults;
     long stalledAfterHeal;
@@ -41,6 +42,11 @@ public final class SimStats {
     /** Followers that joined an activated epoch (HistoryRecord.FollowerAdded committed) instead of a new epoch. */
     public long followersAdded() {
         return followersAdded;
+    }
+
+    /** Followers that left an activated epoch (HistoryRecord.FollowerDropped committed) instead of a new epoch. */
+    public long followersDropped() {
+        return followersDropped;
     }
 
     public long activations() {
@@ -111,7 +117,8 @@ public final class SimStats {
     @Override
     public String toString() {
         return "stalledAfterHeal=" + stalledAfterHeal + " " + "ticks=" + ticks + " heldTicks=" + heldTicks
-                + " activations=" + activations + " followersAdded=" + followersAdded + " commits=" + confirmed
+                + " activations=" + activations + " followersAdded=" + followersAdded + " followersDropped="
+                + followersDropped + " commits=" + confirmed
                 + " published=" + published
                 + " confirmedPublishes="
                 + confirmedPublishes + " delivered=" + delivered + " redelivered=" + redelivered + " resent=" + resent

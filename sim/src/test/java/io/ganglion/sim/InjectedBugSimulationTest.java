@@ -99,6 +99,18 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchADropWithoutTheOwnersProofWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.DROP_WITHOUT_PROOF);
+        assertThat(caught)
+                .as("a seed that drops a follower some confirmed record rests on")
+                .isNotNull();
+        assertThat(caught.violations())
+                .anyMatch(violation -> violation.contains("a recovery may lose it")
+                        || violation.contains("a confirmed record is lost")
+                        || violation.contains("lacks confirmed"));
+    }
+
+    @Test
     void shouldCatchASealThatIsNotPersistedWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.SKIP_SEAL_PERSIST);
         assertThat(caught).as("a seed where a sealed replica crashes").isNotNull();

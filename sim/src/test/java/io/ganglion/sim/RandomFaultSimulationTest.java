@@ -27,6 +27,7 @@ class RandomFaultSimulationTest {
         long events = 0;
         long activations = 0;
         long joined = 0;
+        long dropped = 0;
         long confirmed = 0;
         long stalled = 0;
         long confirmedPublishes = 0;
@@ -40,6 +41,7 @@ class RandomFaultSimulationTest {
             events += result.events();
             activations += result.stats().activations();
             joined += result.stats().followersAdded();
+            dropped += result.stats().followersDropped();
             confirmed += result.stats().confirmed();
             stalled += result.stats().stalledAfterHeal();
             confirmedPublishes += result.stats().confirmedPublishes();
@@ -58,7 +60,7 @@ class RandomFaultSimulationTest {
         double seconds = (System.nanoTime() - started) / 1e9;
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
-                        + " %d followers joined an activated epoch, %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
+                        + " %d followers joined an activated epoch, %d left one, %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
                         + " %d deliveries held by the owner lease, %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
@@ -68,6 +70,7 @@ class RandomFaultSimulationTest {
                 events,
                 activations,
                 joined,
+                dropped,
                 confirmed,
                 confirmedPublishes,
                 delivered,
@@ -79,6 +82,9 @@ class RandomFaultSimulationTest {
         assertThat(activations).as("the runs did recover objects").isGreaterThan(count);
         assertThat(joined)
                 .as("returned brokers joined activated epochs as followers")
+                .isGreaterThan(count / 10);
+        assertThat(dropped)
+                .as("lost followers left activated epochs without a recovery")
                 .isGreaterThan(count / 10);
         assertThat(confirmedPublishes).as("publishes were confirmed").isGreaterThan(100 * count);
         assertThat(resent).as("the forwarding path ran").isGreaterThan(count);

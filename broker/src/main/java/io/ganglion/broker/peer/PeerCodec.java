@@ -10,6 +10,7 @@ import io.ganglion.broker.peer.PeerMessage.Append;
 import io.ganglion.broker.peer.PeerMessage.CancelConsumer;
 import io.ganglion.broker.peer.PeerMessage.ConsumerCancelled;
 import io.ganglion.broker.peer.PeerMessage.Deliver;
+import io.ganglion.broker.peer.PeerMessage.DropReply;
 import io.ganglion.broker.peer.PeerMessage.Fetch;
 import io.ganglion.broker.peer.PeerMessage.FetchReply;
 import io.ganglion.broker.peer.PeerMessage.Forward;
@@ -258,6 +259,12 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 writeBoolean(out, m.ok());
                 writeString(out, m.reason());
             }
+            case DropReply m -> {
+                writeObject(out, m.object());
+                out.writeLong(m.epoch());
+                writeNode(out, m.node());
+                writeNode(out, m.follower());
+            }
             case Fetch m -> {
                 writeObject(out, m.object());
                 out.writeLong(m.fromOffset());
@@ -355,6 +362,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             case InstallRequest m -> objectLength(m.object()) + 3L * Long.BYTES + nodeLength(m.source());
             case InstallReply m ->
                 objectLength(m.object()) + Long.BYTES + nodeLength(m.node()) + 1 + stringLength(m.reason());
+            case DropReply m -> objectLength(m.object()) + Long.BYTES + nodeLength(m.node()) + nodeLength(m.follower());
             case Fetch m -> objectLength(m.object()) + Long.BYTES + Integer.BYTES;
             case FetchReply m ->
                 objectLength(m.object())
@@ -503,6 +511,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                     case RecoveryRequest.Seal r -> PeerFrameDescriptor.RECOVERY_SEAL;
                     case RecoveryRequest.Install r -> PeerFrameDescriptor.RECOVERY_INSTALL;
                     case RecoveryRequest.CatchUp r -> PeerFrameDescriptor.RECOVERY_CATCH_UP;
+                    case RecoveryRequest.Drop r -> PeerFrameDescriptor.RECOVERY_DROP;
                 });
         writeObject(out, request.object());
         switch (request) {
@@ -524,6 +533,11 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 writeNode(out, r.node());
                 writeNode(out, r.owner());
             }
+            case RecoveryRequest.Drop r -> {
+                out.writeLong(r.epoch().value());
+                writeNode(out, r.node());
+                writeNode(out, r.follower());
+            }
         }
     }
 
@@ -540,6 +554,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                         yield 2L * Long.BYTES + sources;
                     }
                     case RecoveryRequest.CatchUp r -> nodeLength(r.owner());
+                    case RecoveryRequest.Drop r -> nodeLength(r.follower());
                 };
     }
 
@@ -664,6 +679,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                             readNode(body),
                             readBoolean(body),
                             readString(body, "reason"));
+                case PeerFrameDescriptor.TYPE_DROP_REPLY ->
+                    new DropReply(readObject(body), readLong(body), readNode(body), readNode(body));
                 case PeerFrameDescriptor.TYPE_FETCH -> new Fetch(readObject(body), readLong(body), readInt(body));
                 case PeerFrameDescriptor.TYPE_FETCH_REPLY ->
                     new FetchReply(readObject(body), readLong(body), readByteList(body), readLongList(body));
@@ -839,6 +856,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             }
             case PeerFrameDescriptor.RECOVERY_CATCH_UP ->
                 new RecoveryRequest.CatchUp(object, epoch, node, readNode(body));
+            case PeerFrameDescriptor.RECOVERY_DROP -> new RecoveryRequest.Drop(object, epoch, node, readNode(body));
             default -> throw unknownKind("recovery request", kind);
         };
     }

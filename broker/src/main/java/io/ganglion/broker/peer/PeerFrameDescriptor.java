@@ -68,6 +68,7 @@ import io.netty.buffer.ByteBuf;
  *           0x01 Seal        nothing more
  *           0x02 Install     point LogPosition, sources list of NodeId
  *           0x03 CatchUp     owner NodeId
+ *           0x04 Drop        follower NodeId
  *   0x20  PublishToHome    publisher int64, sequence int64, queueId int64, message bytes
  *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
  *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
@@ -79,6 +80,7 @@ import io.netty.buffer.ByteBuf;
  *   0x27  QueueCall        requestId int64, queueId int64, op int32, flags int32
  *   0x28  QueueReply       requestId int64, replyCode int32, text string, count int64, consumers int64,
  *                          offset int64, redelivered bool, message bytes
+ *   0x29  DropReply        object ObjectId, epoch int64, node NodeId, follower NodeId
  * </pre>
  *
  * <p>To add a message: a record in {@link PeerMessage}, a type code here (never reuse one), a case in {@link
@@ -132,6 +134,7 @@ public final class PeerFrameDescriptor {
     public static final int TYPE_CONSUMER_CANCELLED = 0x26;
     public static final int TYPE_QUEUE_CALL = 0x27;
     public static final int TYPE_QUEUE_REPLY = 0x28;
+    public static final int TYPE_DROP_REPLY = 0x29;
 
     /** Kinds of the replication message inside a {@code Replication} frame. */
     public static final int REPLICATION_REPLICATE = 0x01;
@@ -155,6 +158,7 @@ public final class PeerFrameDescriptor {
 
     public static final int RECOVERY_INSTALL = 0x02;
     public static final int RECOVERY_CATCH_UP = 0x03;
+    public static final int RECOVERY_DROP = 0x04;
 
     private PeerFrameDescriptor() {}
 
@@ -184,6 +188,7 @@ public final class PeerFrameDescriptor {
             case PeerMessage.ConsumerCancelled m -> TYPE_CONSUMER_CANCELLED;
             case PeerMessage.QueueCall m -> TYPE_QUEUE_CALL;
             case PeerMessage.QueueReply m -> TYPE_QUEUE_REPLY;
+            case PeerMessage.DropReply m -> TYPE_DROP_REPLY;
         };
     }
 
@@ -213,6 +218,7 @@ public final class PeerFrameDescriptor {
             case TYPE_CONSUMER_CANCELLED -> "consumer_cancelled";
             case TYPE_QUEUE_CALL -> "queue_call";
             case TYPE_QUEUE_REPLY -> "queue_reply";
+            case TYPE_DROP_REPLY -> "drop_reply";
             default -> "unknown(0x" + Integer.toHexString(type) + ")";
         };
     }

@@ -195,6 +195,18 @@ public sealed interface PeerMessage {
         }
     }
 
+    /**
+     * The owner {@code node} of {@code epoch} answers a drop request: the members left without the leaving {@code
+     * follower} hold every record it confirmed, so the follower may leave E.
+     */
+    record DropReply(ObjectId object, long epoch, NodeId node, NodeId follower) implements PeerMessage {
+        public DropReply {
+            Objects.requireNonNull(object, "object");
+            Objects.requireNonNull(node, "node");
+            Objects.requireNonNull(follower, "follower");
+        }
+    }
+
     /** Ask for records of {@code object} from {@code fromOffset}, at most about {@code maxBytes} of them. */
     record Fetch(ObjectId object, long fromOffset, int maxBytes) implements PeerMessage {
         public Fetch {
@@ -258,8 +270,8 @@ public sealed interface PeerMessage {
     /**
      * The controller asks the receiver's replica of {@code request.object()} for a recovery step: seal, install or
      * catch up (the coordination module's {@link RecoveryRequest}, whose {@code node} is the receiver). The sender is
-     * the controller the replica answers, with a {@link SealReply} to a seal and an {@link InstallReply} to an install
-     * or a catch-up. Replaces {@link SealRequest} and {@link InstallRequest}, which carry neither the install's list
+     * the controller the replica answers, with a {@link SealReply} to a seal, an {@link InstallReply} to an install
+     * or a catch-up, and a {@link DropReply} to a drop. Replaces {@link SealRequest} and {@link InstallRequest}, which carry neither the install's list
      * of sources nor a catch-up.
      */
     record RecoveryCommand(RecoveryRequest request) implements PeerMessage {

@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
  * Recovery replies on the wire and in the metadata log. A replica's {@code ReplySealed} travels as a {@link
  * PeerMessage.SealReply} ({@code sealedEpoch} is the epoch the controller asked to seal, {@code lastEpoch} and {@code
  * lastOffset} the log end), its {@code ReplyInstalled} (to an install or a catch-up) as an {@link
- * PeerMessage.InstallReply} with {@code ok}. The controller's broker turns them into the history records the recovery
- * driver waits for: {@code AppendHistory(SealReceived)} and {@code AppendHistory(MemberInstalled)}.
+ * PeerMessage.InstallReply} with {@code ok}, an owner's {@code ReplyDropped} as a {@link PeerMessage.DropReply}. The
+ * controller's broker turns them into the history records the recovery driver waits for: {@code
+ * AppendHistory(SealReceived)}, {@code AppendHistory(MemberInstalled)} and {@code AppendHistory(FollowerDropped)}.
  */
 public final class RecoveryReplies {
     private static final Logger LOG = LoggerFactory.getLogger(RecoveryReplies.class);
@@ -73,6 +74,19 @@ public final class RecoveryReplies {
         try {
             return Optional.of(new CoordinationCommand.AppendHistory(
                     reply.object(), new HistoryRecord.MemberInstalled(Epoch.of(reply.epoch()), reply.node())));
+        } catch (IllegalArgumentException e) {
+            return refused(from, reply.object(), e.getMessage());
+        }
+    }
+
+    /** The metadata command a drop reply from {@code from} stands for; empty when it names another owner. */
+    public static Optional<CoordinationCommand> toCommand(NodeId from, PeerMessage.DropReply reply) {
+        if (!reply.node().equals(from)) {
+            return refused(from, reply.object(), "drop reply names " + reply.node());
+        }
+        try {
+            return Optional.of(new CoordinationCommand.AppendHistory(
+                    reply.object(), new HistoryRecord.FollowerDropped(Epoch.of(reply.epoch()), reply.follower())));
         } catch (IllegalArgumentException e) {
             return refused(from, reply.object(), e.getMessage());
         }

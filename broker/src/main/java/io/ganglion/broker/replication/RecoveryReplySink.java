@@ -17,4 +17,7 @@ public interface RecoveryReplySink {
 
     /** The replica durably holds the recovery point of {@code epoch}, or caught up with its owner. */
     void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node);
+
+    /** The owner {@code node} of {@code epoch} answers a drop: the members left without {@code follower} suffice. */
+    void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower);
 }

@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  * <pre>
  *   queue layer ─publish/settle/assign─┐                 ┌─ Append, Truncate, PersistSeal, Discard, Reseed, ReadLog ─▶ ReplicaLog
  *   peer frames ─receive──────────────▶│ shard: Replica ─┤─ Send ─▶ PeerSender (Replication frame)
- *   controller ─recover───────────────▶│    onEvent      ├─ ReplySealed, ReplyInstalled ─▶ RecoveryReplySink
+ *   controller ─recover───────────────▶│    onEvent      ├─ ReplySealed, ReplyInstalled, ReplyDropped ─▶ RecoveryReplySink
  *   journal ─durable/seal forced──────▶┘                 └─ Confirm, Refuse, Deliverable ─▶ ReplicaListener
  * </pre>
  *
@@ -327,6 +327,8 @@ public final class ReplicaHost {
                                 controller, install.epoch(), install.point(), install.sources());
                     case RecoveryRequest.CatchUp catchUp ->
                         new ReplicaEvent.CatchUpRequested(controller, catchUp.epoch(), catchUp.owner());
+                    case RecoveryRequest.Drop drop ->
+                        new ReplicaEvent.DropRequested(controller, drop.epoch(), drop.follower());
                 });
     }
 
@@ -601,6 +603,14 @@ public final class ReplicaHost {
                 case ReplicaEffect.ReplyInstalled installed -> {
                     LOG.info("event=recovery_reply object={} installed={}", object, installed.epoch());
                     replies.installed(installed.controller(), object, installed.epoch(), context.self());
+                }
+                case ReplicaEffect.ReplyDropped dropped -> {
+                    LOG.info(
+                            "event=recovery_reply object={} dropped={} epoch={}",
+                            object,
+                            dropped.follower(),
+                            dropped.epoch());
+                    replies.dropped(dropped.controller(), object, dropped.epoch(), context.self(), dropped.follower());
                 }
                 case ReplicaEffect.Confirm confirm -> {
                     outstanding.remove(confirm.id());

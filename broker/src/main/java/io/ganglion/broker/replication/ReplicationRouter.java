@@ -27,6 +27,7 @@ import org.slf4j.LoggerFactory;
  *   peer link ─onMessage─▶ Replication(object, m)      ─▶ host(object).receive(from, m)
  *                          RecoveryCommand(request)    ─▶ host(request.object()).recover(from, request)
  *                          SealReply / InstallReply    ─▶ recoveryCommands: AppendHistory(SealReceived / MemberInstalled)
+ *                          DropReply                   ─▶ recoveryCommands: AppendHistory(FollowerDropped)
  *   controller ─requestRecovery(request)─▶ RecoveryCommand to request.node() (or the local host)
  *   hosts ─sealed / installed─▶ SealReply / InstallReply to the controller's broker (or the local controller)
  * </pre>
@@ -139,6 +140,8 @@ public final class ReplicationRouter implements RecoveryReplySink, AutoCloseable
                 RecoveryReplies.toCommand(from, reply).ifPresent(recoveryCommands);
             case PeerMessage.InstallReply reply ->
                 RecoveryReplies.toCommand(from, reply).ifPresent(recoveryCommands);
+            case PeerMessage.DropReply reply ->
+                RecoveryReplies.toCommand(from, reply).ifPresent(recoveryCommands);
             default -> {
                 return false;
             }
@@ -162,6 +165,11 @@ public final class ReplicationRouter implements RecoveryReplySink, AutoCloseable
     @Override
     public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {
         send(controller, RecoveryReplies.installReply(object, epoch, node));
+    }
+
+    @Override
+    public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {
+        send(controller, new PeerMessage.DropReply(object, epoch.value(), node, follower));
     }
 
     private boolean send(NodeId to, PeerMessage message) {

@@ -460,7 +460,7 @@ class PeerCodecTest {
     @Test
     void shouldRejectAnUnknownRecoveryKindAndABlankSource() {
         assertRejected(
-                hex("00000021 19 04 0001 2f 0006 6f7264657273 0000000000000003 000a 67616e676c696f6e2d32"),
+                hex("00000021 19 05 0001 2f 0006 6f7264657273 0000000000000003 000a 67616e676c696f6e2d32"),
                 Reason.MALFORMED);
         channel.finishAndReleaseAll();
         channel = new EmbeddedChannel(new PeerCodec());

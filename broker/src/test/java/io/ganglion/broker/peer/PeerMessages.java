@@ -75,7 +75,8 @@ final class PeerMessages {
                 new PeerMessage.QueueReply(12, 0, "", 5, 1, 1234, false, new byte[] {7, 8}),
                 REPLICATE,
                 new RecoveryCommand(
-                        new RecoveryRequest.Install(Q, Epoch.of(4), N2, LogPosition.of(3, 101), List.of(N1, N2))));
+                        new RecoveryRequest.Install(Q, Epoch.of(4), N2, LogPosition.of(3, 101), List.of(N1, N2))),
+                new PeerMessage.DropReply(Q, 4, N1, N2));
     }
 
     /** A Replication frame of each kind of replication message, with fixed values. */
@@ -116,7 +117,8 @@ final class PeerMessages {
         return List.of(
                 new RecoveryCommand(new RecoveryRequest.Seal(Q, Epoch.of(3), N2)),
                 new RecoveryCommand(new RecoveryRequest.Install(Q, Epoch.of(4), N2, LogPosition.EMPTY, List.of())),
-                new RecoveryCommand(new RecoveryRequest.CatchUp(Q, Epoch.of(4), N2, N1)));
+                new RecoveryCommand(new RecoveryRequest.CatchUp(Q, Epoch.of(4), N2, N1)),
+                new RecoveryCommand(new RecoveryRequest.Drop(Q, Epoch.of(4), N1, N2)));
     }
 
     /** The frame {@code message} encodes to, in a new heap buffer. */
@@ -137,7 +139,7 @@ final class PeerMessages {
 
     /** A random message of a random type. */
     PeerMessage next() {
-        return next(random.nextInt(23));
+        return next(random.nextInt(24));
     }
 
     /** A random message of the {@code kind}-th type, in {@link #samples()} order. */
@@ -199,6 +201,7 @@ final class PeerMessages {
                         bytes());
             case 21 -> new Replication(object(), replicationMessage());
             case 22 -> new RecoveryCommand(recoveryRequest());
+            case 23 -> new PeerMessage.DropReply(object(), random.nextLong(), node(), node());
             default -> throw new IllegalArgumentException("no message kind " + kind);
         };
     }
@@ -225,8 +228,9 @@ final class PeerMessages {
     }
 
     private RecoveryRequest recoveryRequest() {
-        return switch (random.nextInt(3)) {
+        return switch (random.nextInt(4)) {
             case 0 -> new RecoveryRequest.Seal(object(), epoch(), node());
+            case 2 -> new RecoveryRequest.Drop(object(), epoch(), node(), node());
             case 1 -> {
                 List<NodeId> sources = new ArrayList<>();
                 for (int i = random.nextInt(4); i > 0; i--) {
