@@ -17,7 +17,8 @@ public final class RuntimeSettings {
             300_000,
             0,
             DAY_MS,
-            "how long a queue keeps its assignment after losing only a follower; 0 recovers at once");
+            "how long a queue keeps its assignment after losing only a follower; then (0: at once) the follower leaves"
+                    + " the epoch without a new one");
 
     public static final Setting RETENTION_PROTECT_MS = new Setting(
             "replication.retention_protect_ms",
