@@ -826,6 +826,9 @@ public final class Replica {
      * view dropped it already, or never showed it to this owner, which then never counted it.
      */
     private void answerDrops() {
+        if (owner.dropWaiters.isEmpty()) {
+            return; // the common case, on every durability report
+        }
         var waiters = owner.dropWaiters.entrySet().iterator();
         while (waiters.hasNext()) {
             Map.Entry<NodeId, NodeId> waiter = waiters.next();
