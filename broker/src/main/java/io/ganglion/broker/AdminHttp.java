@@ -29,6 +29,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
@@ -235,7 +236,7 @@ final class AdminHttp implements AutoCloseable {
     }
 
     /** Epoch, owner, followers and recovery state of a replicated queue, from the committed image. */
-    private static void replicatedColumns(
+    static void replicatedColumns(
             Map<String, Object> row, MetadataImage image, String vhost, io.ganglion.metadata.QueueDef queue) {
         Optional<AcceptedHistory> history = image.coordination().object(ObjectId.of(vhost, queue.name()));
         Optional<Assignment> committed = history.flatMap(AcceptedHistory::committed);
@@ -249,13 +250,16 @@ final class AdminHttp implements AutoCloseable {
         row.put("active", history.flatMap(AcceptedHistory::validate).isPresent());
         row.put("recovery_pending", history.flatMap(AcceptedHistory::pending).isPresent());
         // a follower of the committed assignment that is down while no recovery replaces it is held (the follower
-        // loss hold): it keeps its slot; since = its last heartbeat, until = when the hold ends
+        // loss hold): it keeps its slot; since = its last heartbeat, until = when the hold ends. One whose hold ended
+        // is
+        // leaving the epoch (FollowerLeaving: no longer counted, out of E once the owner's proof commits)
+        Set<NodeId> leaving = history.map(AcceptedHistory::leavingInCommitted).orElse(Set.of());
+        row.put("leaving", leaving.stream().map(NodeId::value).sorted().toList());
         long holdMs = image.coordination().settings().value(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS);
         List<Map<String, Object>> held = new ArrayList<>();
         if (history.flatMap(AcceptedHistory::validate).isPresent()) {
-            committed
-                    .get()
-                    .followers()
+            committed.get().followers().stream()
+                    .filter(node -> !leaving.contains(node))
                     .forEach(node -> image.coordination()
                             .liveSet()
                             .node(node)

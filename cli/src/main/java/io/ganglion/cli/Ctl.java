@@ -267,7 +267,7 @@ final class Ctl {
                         + (replicated ? q.path("epoch").asLong() : "-") + "\t"
                         + (replicated ? q.path("followers").toString() : "-") + "\t"
                         + (replicated ? state(q) : "-") + "\t"
-                        + (replicated ? held(q.path("held")) : "-") + "\t"
+                        + (replicated ? held(q.path("held"), q.path("leaving")) : "-") + "\t"
                         + (replicated ? learners(q.path("owner_status")) : "-") + "\t"
                         + (replicated ? durableOffsets(q) : "-"));
             });
@@ -290,13 +290,15 @@ final class Ctl {
 
         /**
          * Held followers, since when (their last heartbeat) and until when (the hold's end): {@code
-         * ganglion-2(since 2026-11-29T17:55:00Z until 2026-11-29T18:00:00Z)}, or -.
+         * ganglion-2(since 2026-11-29T17:55:00Z until 2026-11-29T18:00:00Z)}; then followers leaving the epoch (their
+         * hold over): {@code ganglion-3(leaving)}; or -.
          */
-        static String held(JsonNode held) {
+        static String held(JsonNode held, JsonNode leaving) {
             List<String> rows = new ArrayList<>();
             held.forEach(h -> rows.add(h.path("node").asText() + "(since "
                     + java.time.Instant.ofEpochMilli(h.path("since_ms").asLong()) + " until "
                     + java.time.Instant.ofEpochMilli(h.path("until_ms").asLong()) + ")"));
+            leaving.forEach(node -> rows.add(node.asText() + "(leaving)"));
             return rows.isEmpty() ? "-" : String.join(",", rows);
         }
 

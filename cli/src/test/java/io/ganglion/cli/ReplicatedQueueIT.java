@@ -176,6 +176,9 @@ class ReplicatedQueueIT {
             });
             assertThat(traffic.awaitSettled(SETTLE)).as(traffic.summary()).isTrue();
             killing.get().join();
+            // the live set commits the death after the eager failover, or after a new controller's takeover when the
+            // victim was the controller too
+            awaitQueue(client, "orders", q -> q.path("held").toString().contains(victim.nodeId()));
             assertThat(ClusterIT.ctl(client, 0, "queues"))
                     .contains("orders\tquorum\ttrue\t" + owner + "\t3 majority_durable\t" + epoch + "\t")
                     .contains("\tactive\t" + victim.nodeId() + "(since ");
