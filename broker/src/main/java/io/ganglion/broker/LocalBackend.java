@@ -32,6 +32,7 @@ import io.ganglion.metadata.Rejection;
 import io.ganglion.metadata.User;
 import io.ganglion.metadata.Vhost;
 import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Destination;
 import io.ganglion.queues.routing.Exchange;
@@ -89,7 +90,10 @@ final class LocalBackend implements BrokerBackend {
             "x-quorum-initial-group-size",
             "x-copies",
             "x-durability",
-            "x-queue-leader-locator");
+            "x-queue-leader-locator",
+            "x-initial-cluster-size",
+            "x-max-age",
+            "x-stream-max-segment-size-bytes");
 
     private final ServerInfo info;
     private final MetadataLog metadata;
@@ -567,7 +571,17 @@ final class LocalBackend implements BrokerBackend {
         String name = queue.isEmpty() ? serverName() : queue;
         Map<String, Object> args = FieldTables.toPlain(arguments);
         QueueType type = queueType(args, name, vhost);
-        boolean replicate = remote != null && (type == QueueType.QUORUM || args.containsKey("x-copies"));
+        if (type == QueueType.STREAM) {
+            if (remote == null) {
+                return failed(
+                        ReplyCode.NOT_IMPLEMENTED,
+                        "stream queues need a cluster (this broker runs alone); queue '" + name + "' in vhost '" + vhost
+                                + "'");
+            }
+            StreamArguments.check(args, name, vhost);
+        }
+        boolean replicate = remote != null
+                && (type == QueueType.QUORUM || type == QueueType.STREAM || args.containsKey("x-copies"));
         if (replicate && (!durable || exclusive || autoDelete)) {
             return failed(
                     ReplyCode.PRECONDITION_FAILED,
@@ -607,7 +621,8 @@ final class LocalBackend implements BrokerBackend {
 
     /** Copies of a replicated queue: x-copies, x-quorum-initial-group-size, or min(3, brokers). */
     private int copies(Map<String, Object> args, String name, String vhost) {
-        Object given = args.getOrDefault("x-copies", args.get("x-quorum-initial-group-size"));
+        Object given = args.getOrDefault(
+                "x-copies", args.getOrDefault("x-quorum-initial-group-size", args.get("x-initial-cluster-size")));
         int copies;
         if (given == null) {
             copies = Math.min(3, clusterSize);
@@ -697,7 +712,7 @@ final class LocalBackend implements BrokerBackend {
                 .orElseThrow(() -> failure(
                         ReplyCode.PRECONDITION_FAILED,
                         "invalid arg 'x-queue-type' for queue '" + name + "' in vhost '" + vhost
-                                + "': unsupported queue type '" + type + "', expected classic or quorum"));
+                                + "': unsupported queue type '" + type + "', expected classic, quorum or stream"));
     }
 
     private CompletionStage<QueueDeclared> counts(String vhost, QueueDef def) {
@@ -851,14 +866,29 @@ final class LocalBackend implements BrokerBackend {
             CompletableFuture<Void> done = new CompletableFuture<>();
             ByteBuffer copy = payload.duplicate();
             if (def.replicated() && remote != null) {
+                if (!remote.publishLocallyNow(def.objectId())) {
+                    // an earlier publish of this queue from this broker waits to be sent again, or is in flight to
+                    // another broker: this one goes behind it, in order
+                    durable.add(remote.publish(
+                            new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate()));
+                    continue;
+                }
                 // an id from the re-send sequence: if this replica cannot decide it (the owner role is being taken or
                 // was just lost), it goes on to the next owner with the same id instead of a nack
                 long sequence = remote.nextSequence();
                 long publisher = remote.publisherId();
                 replica.shard().execute(() -> replica.publish(copy, done, publisher, sequence));
-                durable.add(done.exceptionallyCompose(failure -> unwrap(failure) instanceof QueueMoved
-                        ? remote.adopt(sequence, vhost, def.objectId(), def.name(), payload.duplicate())
-                        : CompletableFuture.failedFuture(failure)));
+                long objectId = def.objectId();
+                durable.add(done.handle((ignored, failure) -> {
+                            if (failure != null && unwrap(failure) instanceof QueueMoved) {
+                                return remote.adopt(sequence, vhost, objectId, def.name(), payload.duplicate());
+                            }
+                            remote.decidedLocally(objectId);
+                            return failure == null
+                                    ? CompletableFuture.<Void>completedFuture(null)
+                                    : CompletableFuture.<Void>failedFuture(failure);
+                        })
+                        .thenCompose(outcome -> outcome));
                 continue;
             }
             durable.add(done);
@@ -910,16 +940,19 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
+        StreamStart start = def.type() == QueueType.STREAM
+                ? StreamArguments.start(arguments, queue, vhost, System.currentTimeMillis())
+                : StreamStart.NEXT;
         String home = homeOrFail(vhost, def);
         if (!home.equals(self)) {
             return remote.consume(
-                    new NodeId(home), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, sink);
+                    new NodeId(home), def.objectId(), queue, consumerTag, noAck, exclusive, prefetch, start, sink);
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
         ConsumerKey key = new ConsumerKey(channelId, consumerTag);
         return CompletableFuture.supplyAsync(
                 () -> {
-                    replica.consume(key, consumerTag, noAck, exclusive, prefetch, sink);
+                    replica.consume(key, consumerTag, noAck, exclusive, prefetch, start, sink);
                     return replica;
                 },
                 replica.shard());

@@ -7,6 +7,7 @@ import io.ganglion.amqp.server.Settlement;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
+import io.ganglion.queues.StreamStart;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -30,7 +31,18 @@ interface LocalQueue extends QueueHandle {
         publish(payload, done);
     }
 
-    void consume(ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink);
+    /**
+     * Adds a consumer. {@code start} is where a stream's consumer reads from (its {@code x-stream-offset}); a queue
+     * ignores it.
+     */
+    void consume(
+            ConsumerKey key,
+            String tag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            StreamStart start,
+            DeliverySink sink);
 
     void cancel(ConsumerKey key);
 

@@ -9,6 +9,7 @@ import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
@@ -291,7 +292,13 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     /** Adds a consumer. On the shard. */
     @Override
     public void consume(
-            ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink) {
+            ConsumerKey key,
+            String tag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            StreamStart start,
+            DeliverySink sink) {
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }

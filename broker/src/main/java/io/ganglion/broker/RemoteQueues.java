@@ -20,6 +20,7 @@ import io.ganglion.broker.peer.PeerMessage.Settle;
 import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.StreamStart;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -32,7 +33,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
-import org.agrona.collections.LongHashSet;
+import org.agrona.collections.Long2LongHashMap;
+import org.agrona.collections.LongArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,7 +63,12 @@ import org.slf4j.LoggerFactory;
  * the link to a peer closes, its consumers are cancelled and its unsettled messages requeued, as for a closed channel.
  *
  * <p>Ordering: messages of one link arrive in order. Publishes forwarded by one broker reach the home in the order
- * they were sent.
+ * they were sent. A replicated queue's publishes keep their order across a change of owner too: each queue has a
+ * {@link Lane} that counts its publishes in flight (and to which broker) and waiting to be sent again; a new publish
+ * goes straight to the owner only when none waits and every one in flight went to that same owner, else it waits
+ * behind them; the resender sends waiting publishes in sequence order (the map is sorted), each only once every
+ * publish of its queue still in flight went to the same broker. A channel's publishes then reach every owner in the
+ * order the client sent them, and a stream or queue keeps that order in its log.
  */
 final class RemoteQueues {
     private static final Logger LOG = LoggerFactory.getLogger(RemoteQueues.class);
@@ -86,7 +93,49 @@ final class RemoteQueues {
 
     // client side
     private final AtomicLong ids = new AtomicLong();
-    private final Map<Long, Forwarded> publishes = new ConcurrentHashMap<>();
+    /** Undecided forwarded publishes by sequence, sorted: the resender sends waiting ones in the order they came. */
+    private final java.util.concurrent.ConcurrentSkipListMap<Long, Forwarded> publishes =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
+    /** Per replicated queue (object id), its {@link Lane}. */
+    private final Map<Long, Lane> lanes = new ConcurrentHashMap<>();
+
+    /**
+     * The publishes of one replicated queue from this broker not decided yet: in flight (sent to {@code home}, or to
+     * this broker's own replica) or waiting to be sent again. Guarded by itself, with the {@code waiting} flags of its
+     * publishes.
+     */
+    static final class Lane {
+        private int inFlight;
+        private int waiting;
+        private NodeId home;
+
+        /** Whether a publish may go to {@code to} now without passing one sent before it; if so it is in flight. */
+        synchronized boolean sendNow(NodeId to) {
+            if (waiting > 0 || (inFlight > 0 && !to.equals(home))) {
+                return false;
+            }
+            inFlight++;
+            home = to;
+            return true;
+        }
+
+        /** A publish sent to {@code to} by {@link #sendNow} was decided without going through {@link Forwarded}. */
+        synchronized void decidedInFlight() {
+            inFlight--;
+        }
+
+        synchronized int inFlight() {
+            return inFlight;
+        }
+
+        synchronized int waiting() {
+            return waiting;
+        }
+    }
+
+    private Lane lane(long queueId) {
+        return lanes.computeIfAbsent(queueId, id -> new Lane());
+    }
     /** This broker's publisher id in replicated queues' logs: its publishes are (publisher, sequence). */
     private volatile long publisher =
             java.util.concurrent.ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
@@ -136,10 +185,17 @@ final class RemoteQueues {
         final CompletableFuture<Void> future = new CompletableFuture<>();
         /** {@link System#nanoTime} after which the resender fails it: its home never answered. */
         final long deadline;
+        /** Its queue's lane (a lane of its own for a queue that is not replicated, which is never sent again). */
+        final Lane lane;
 
         volatile NodeId home;
-        /** Set when it must be sent again (its home died or refused it for now); the resender clears it. */
+        /**
+         * Set when it must be sent again (its home died or refused it for now); the resender clears it. Changed only
+         * under {@link #lane}, with its counts.
+         */
         volatile boolean waiting;
+
+        private boolean decided;
         /** Refusals so far; the first {@link #QUICK_RETRIES} are retried within {@link #RESEND_SOON_MS}. */
         volatile int refusals;
         /** {@link System#nanoTime} of its last re-send, 0 if never re-sent. */
@@ -152,14 +208,90 @@ final class RemoteQueues {
                 long queueId,
                 byte[] message,
                 boolean replicated,
-                long deadline) {
+                long deadline,
+                Lane lane) {
             this.deadline = deadline;
+            this.lane = lane;
             this.home = home;
             this.vhost = vhost;
             this.queue = queue;
             this.queueId = queueId;
             this.message = message;
             this.replicated = replicated;
+        }
+
+        /** Sends it to {@code to} now if that passes no earlier publish of its queue ({@link Lane#sendNow}). */
+        boolean sendNow(NodeId to) {
+            synchronized (lane) {
+                if (lane.sendNow(to)) {
+                    home = to;
+                    return true;
+                }
+                waiting = true;
+                lane.waiting++;
+                return false;
+            }
+        }
+
+        /** Starts waiting: its queue's owner is not known here yet. */
+        void startWaiting() {
+            synchronized (lane) {
+                waiting = true;
+                lane.waiting++;
+            }
+        }
+
+        /** Starts waiting: adopted from this broker's replica, whose publish was in flight in the lane. */
+        void adoptedFromInFlight() {
+            synchronized (lane) {
+                lane.inFlight--;
+                lane.waiting++;
+                waiting = true;
+            }
+        }
+
+        /** In flight until now: it must be sent again (refused, or its home's link closed). */
+        void backToWaiting() {
+            synchronized (lane) {
+                if (!waiting && !decided) {
+                    waiting = true;
+                    lane.inFlight--;
+                    lane.waiting++;
+                }
+            }
+        }
+
+        /**
+         * The resender's turn: true (and it is in flight to {@code to}) if it waits and every publish of its queue in
+         * flight went to {@code to}; false otherwise, and it keeps waiting.
+         */
+        boolean resendTo(NodeId to) {
+            synchronized (lane) {
+                if (!waiting || decided || (lane.inFlight > 0 && !to.equals(lane.home))) {
+                    return false;
+                }
+                waiting = false;
+                lane.waiting--;
+                lane.inFlight++;
+                lane.home = to;
+                home = to;
+                return true;
+            }
+        }
+
+        /** Confirmed, failed for good or timed out: it no longer holds its queue's later publishes back. */
+        void decided() {
+            synchronized (lane) {
+                if (decided) {
+                    return;
+                }
+                decided = true;
+                if (waiting) {
+                    lane.waiting--;
+                } else {
+                    lane.inFlight--;
+                }
+            }
         }
     }
 
@@ -207,7 +339,7 @@ final class RemoteQueues {
 
     /** One refused or undeliverable publish is waiting again: try again shortly, a few times. Any thread. */
     private void waitAgain(Forwarded forwarded) {
-        forwarded.waiting = true;
+        forwarded.backToWaiting();
         if (forwarded.refusals++ < QUICK_RETRIES && resendSoon.compareAndSet(false, true)) {
             resender.schedule(
                     () -> {
@@ -234,6 +366,7 @@ final class RemoteQueues {
                 Forwarded forwarded = entry.getValue();
                 if (now - forwarded.deadline >= 0) {
                     if (publishes.remove(entry.getKey(), forwarded)) {
+                        forwarded.decided();
                         forwarded.future.completeExceptionally(new TimeoutException("home node '" + forwarded.home
                                 + "' of queue '" + forwarded.queue + "' did not answer the publish in time"));
                     }
@@ -246,8 +379,9 @@ final class RemoteQueues {
                 if (owner.isEmpty()) {
                     continue; // recovering: try again on the next round
                 }
-                forwarded.home = owner.get();
-                forwarded.waiting = false;
+                if (!forwarded.resendTo(owner.get())) {
+                    continue; // an earlier publish of its queue is still in flight to another broker
+                }
                 forwarded.resentAt = now;
                 resent++;
                 long sequence = entry.getKey();
@@ -255,7 +389,7 @@ final class RemoteQueues {
                     resendLocally(sequence, forwarded);
                 } else if (!send(
                         owner.get(), new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.message))) {
-                    forwarded.waiting = true;
+                    forwarded.backToWaiting();
                 }
             }
             if (resent > 0) {
@@ -304,13 +438,14 @@ final class RemoteQueues {
     private void resendLocally(long sequence, Forwarded forwarded) {
         LocalQueue queue = localReplicas.apply(forwarded.queueId);
         if (queue == null) {
-            forwarded.waiting = true;
+            forwarded.backToWaiting();
             return;
         }
         CompletableFuture<Void> local = new CompletableFuture<>();
         local.whenComplete((ignored, failure) -> {
             if (failure == null) {
                 publishes.remove(sequence);
+                forwarded.decided();
                 forwarded.future.complete(null);
             } else {
                 waitAgain(forwarded);
@@ -337,9 +472,28 @@ final class RemoteQueues {
      */
     CompletableFuture<Void> adopt(long sequence, String vhost, long queueId, String queue, ByteBuffer message) {
         Forwarded forwarded = forwarded(self, vhost, queue, queueId, message, true);
-        forwarded.waiting = true;
         publishes.put(sequence, forwarded);
+        forwarded.adoptedFromInFlight();
+        ownersMayHaveChanged();
         return forwarded.future;
+    }
+
+    /**
+     * Whether a client's publish to replicated queue {@code queueId} may go to this broker's own replica now (see
+     * {@link Lane}); if so it counts as in flight there until {@link #decidedLocally} or {@link #adopt}.
+     */
+    boolean publishLocallyNow(long queueId) {
+        return lane(queueId).sendNow(self);
+    }
+
+    /** A publish {@link #publishLocallyNow} let through was decided by this broker's replica. */
+    void decidedLocally(long queueId) {
+        lane(queueId).decidedInFlight();
+    }
+
+    /** The lane of a replicated queue, for tests. */
+    Lane laneOf(long queueId) {
+        return lane(queueId);
     }
 
     /**
@@ -350,7 +504,14 @@ final class RemoteQueues {
     private Forwarded forwarded(
             NodeId home, String vhost, String queue, long queueId, ByteBuffer message, boolean replicated) {
         return new Forwarded(
-                home, vhost, queue, queueId, bytes(message), replicated, System.nanoTime() + publishTimeoutNanos);
+                home,
+                vhost,
+                queue,
+                queueId,
+                bytes(message),
+                replicated,
+                System.nanoTime() + publishTimeoutNanos,
+                replicated ? lane(queueId) : new Lane());
     }
 
     /** Forwarded publishes not yet answered, failed or timed out. */
@@ -363,15 +524,23 @@ final class RemoteQueues {
         long sequence = ids.incrementAndGet();
         Forwarded forwarded = forwarded(home, vhost, queue, queueId, message, replicated);
         CompletableFuture<Void> done = forwarded.future;
+        if (replicated) {
+            // the owner not known here yet (recovering, or its replica not open), or an earlier publish of the queue
+            // waiting or in flight elsewhere: it waits, and the resender sends it in its turn
+            boolean now = !home.equals(self) && forwarded.sendNow(home);
+            if (home.equals(self)) {
+                forwarded.startWaiting();
+            }
+            publishes.put(sequence, forwarded);
+            if (now && !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
+                forwarded.backToWaiting(); // its owner may be moving: the resender tries the next one
+            }
+            return done;
+        }
         publishes.put(sequence, forwarded);
         if (home.equals(self) || !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
-            if (replicated) {
-                forwarded.waiting = true; // its owner may be moving: the resender tries the next one
-            } else {
-                publishes.remove(sequence);
-                done.completeExceptionally(homeDown(home, queue));
-                return done;
-            }
+            publishes.remove(sequence);
+            done.completeExceptionally(homeDown(home, queue));
         }
         return done;
     }
@@ -384,6 +553,7 @@ final class RemoteQueues {
             boolean noAck,
             boolean exclusive,
             int prefetch,
+            StreamStart start,
             DeliverySink sink) {
         long consumerId = ids.incrementAndGet();
         RemoteHandle handle = handle(home, queueId, queue);
@@ -391,7 +561,8 @@ final class RemoteQueues {
         return call(
                         home,
                         queue,
-                        requestId -> new Subscribe(requestId, queueId, consumerId, tag, noAck, exclusive, prefetch))
+                        requestId ->
+                                new Subscribe(requestId, queueId, consumerId, tag, noAck, exclusive, prefetch, start))
                 .handle((reply, failure) -> {
                     if (failure != null) {
                         consumers.remove(consumerId);
@@ -482,6 +653,7 @@ final class RemoteQueues {
                     return;
                 }
                 publishes.remove(outcome.sequence());
+                forwarded.decided();
                 if (forwarded.resentAt != 0 && resentAnswerLogged.compareAndSet(false, true)) {
                     LOG.info(
                             "event=resent_publish_answered from={} code={} after_us={} refusals={}",
@@ -537,7 +709,41 @@ final class RemoteQueues {
     /** One peer's use of one local queue. Shard-confined. */
     private static final class PeerQueue {
         final Map<Long, ConsumerKey> consumers = new ConcurrentHashMap<>();
-        final LongHashSet unsettled = new LongHashSet();
+        /**
+         * Offsets delivered to the peer's consumers and not settled, each with how many times: a queue delivers an
+         * offset to one consumer at a time, but every reader of a stream gets it.
+         */
+        final Long2LongHashMap unsettled = new Long2LongHashMap(0);
+
+        void delivered(long offset) {
+            unsettled.put(offset, unsettled.get(offset) + 1);
+        }
+
+        /** Whether {@code offset} was delivered to the peer and not settled; if so, one delivery of it is settled. */
+        boolean settled(long offset) {
+            long count = unsettled.get(offset);
+            if (count == 0) {
+                return false;
+            }
+            if (count == 1) {
+                unsettled.remove(offset);
+            } else {
+                unsettled.put(offset, count - 1);
+            }
+            return true;
+        }
+
+        /** Every delivery not settled, an offset once per delivery; forgets them. */
+        long[] takeUnsettled() {
+            LongArrayList offsets = new LongArrayList();
+            unsettled.forEach((offset, count) -> {
+                for (long i = 0; i < count; i++) {
+                    offsets.addLong(offset);
+                }
+            });
+            unsettled.clear();
+            return offsets.toLongArray();
+        }
     }
 
     private PeerQueue peerQueue(NodeId peer, long queueId) {
@@ -590,7 +796,7 @@ final class RemoteQueues {
                         PeerQueue peerQueue = peerQueue(from, settle.queueId());
                         long[] offsets = settle.offsets().stream()
                                 .mapToLong(Long::longValue)
-                                .filter(peerQueue.unsettled::remove)
+                                .filter(peerQueue::settled)
                                 .toArray();
                         if (offsets.length > 0) {
                             replica.settle(offsets, Settlement.values()[settle.settlement()]);
@@ -647,7 +853,7 @@ final class RemoteQueues {
             public void deliver(String consumerTag, Delivery delivery) {
                 try {
                     if (!subscribe.noAck()) {
-                        peerQueue.unsettled.add(delivery.offset());
+                        peerQueue.delivered(delivery.offset());
                     }
                     ByteBuffer encoded = MessageRecord.encodeMessage(
                             delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
@@ -664,7 +870,14 @@ final class RemoteQueues {
             }
         };
         try {
-            replica.consume(key, subscribe.tag(), subscribe.noAck(), subscribe.exclusive(), subscribe.prefetch(), sink);
+            replica.consume(
+                    key,
+                    subscribe.tag(),
+                    subscribe.noAck(),
+                    subscribe.exclusive(),
+                    subscribe.prefetch(),
+                    subscribe.start(),
+                    sink);
             peerQueue.consumers.put(consumerId, key);
             send(from, new QueueReply(subscribe.requestId(), 0, "", 0, 0, -1, false, new byte[0]));
         } catch (AmqpException e) {
@@ -707,7 +920,7 @@ final class RemoteQueues {
                     Delivery delivery = got.get();
                     try {
                         if (!noAck) {
-                            peerQueue(from, call.queueId()).unsettled.add(delivery.offset());
+                            peerQueue(from, call.queueId()).delivered(delivery.offset());
                         }
                         ByteBuffer encoded = MessageRecord.encodeMessage(
                                 delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
@@ -761,7 +974,7 @@ final class RemoteQueues {
                 return false;
             }
             if (forwarded.replicated) {
-                forwarded.waiting = true; // sent again to the queue's next owner
+                forwarded.backToWaiting(); // sent again to the queue's next owner
                 return false;
             }
             forwarded.future.completeExceptionally(homeDown(peer, forwarded.queue));
@@ -793,10 +1006,7 @@ final class RemoteQueues {
                 if (replica != null) {
                     replica.shard().execute(() -> {
                         peerQueue.consumers.values().forEach(replica::cancel);
-                        long[] offsets = peerQueue.unsettled.stream()
-                                .mapToLong(Long::longValue)
-                                .toArray();
-                        peerQueue.unsettled.clear();
+                        long[] offsets = peerQueue.takeUnsettled();
                         if (offsets.length > 0) {
                             replica.settle(offsets, Settlement.REQUEUE);
                         }

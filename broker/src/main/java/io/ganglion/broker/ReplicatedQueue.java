@@ -1,5 +1,8 @@
 package io.ganglion.broker;
 
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.FieldValue;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
@@ -9,10 +12,14 @@ import io.ganglion.broker.replication.ReplicaHost;
 import io.ganglion.broker.replication.ReplicaListener;
 import io.ganglion.coordination.Epoch;
 import io.ganglion.metadata.QueueDef;
+import io.ganglion.metadata.QueueType;
 import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
+import io.ganglion.queues.StreamEffects;
+import io.ganglion.queues.StreamMachine;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
@@ -28,6 +35,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongConsumer;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
 import org.slf4j.Logger;
@@ -51,6 +59,14 @@ import org.slf4j.LoggerFactory;
  * owner. Only offsets up to the commit offset are enqueued, so nothing is delivered before it is durable on W copies.
  * A publish is confirmed when the replica says it committed, and nacked when the replica refuses it (its outcome is
  * then unknown: the owner may have moved).
+ *
+ * <p>A stream ({@code x-queue-type: stream}) takes the same publish path; in place of the queue it keeps a {@link
+ * StreamMachine}: each consumer reads the committed log from the offset it asked for ({@code x-stream-offset}), every
+ * delivery carries its offset in the {@code x-stream-offset} header, and acknowledgements only give credit back.
+ * Nothing is settled; retention ({@code x-max-length-bytes}) discards the oldest whole segments through the same
+ * low-water report a queue's settlements use. A stream's readers survive a new epoch of the same owner (the committed
+ * log they read does not change); when the owner moves they are cancelled like a queue's consumers, and a client
+ * subscribes again at the next broker from the last offset it saw.
  */
 final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicatedQueue.class);
@@ -64,6 +80,16 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private ReplicaHost host;
 
     private QueueMachine machine;
+    /** Whether this is a stream: {@link #streamMachine} in place of {@link #machine}. */
+    private final boolean stream;
+    /** The stream's readers while the replica owns an epoch, else null. */
+    private StreamMachine streamMachine;
+    /** x-max-length-bytes of a stream; {@link Long#MAX_VALUE} for none. */
+    private final long streamMaxBytes;
+    /** x-max-age of a stream in milliseconds; {@link Long#MAX_VALUE} for none. */
+    private final long streamMaxAgeMs;
+
+    private final StreamReads streamReads = new StreamReads();
     private Epoch activeEpoch;
     private long enqueuedUpTo = -1;
     private long sequence;
@@ -110,6 +136,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.def = def;
         this.shard = shard;
         this.publisher = publisher;
+        this.stream = def.type() == QueueType.STREAM;
+        Long maxBytes = FieldTables.integral(def.arguments().get("x-max-length-bytes"));
+        this.streamMaxBytes = maxBytes == null ? Long.MAX_VALUE : maxBytes;
+        this.streamMaxAgeMs = StreamArguments.maxAgeMillis(def.arguments()).orElse(Long.MAX_VALUE);
     }
 
     void attach(ReplicaHost host) {
@@ -132,7 +162,12 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** Whether this broker serves the queue now (its replica owns an epoch and the queue was rebuilt). On the shard. */
     boolean active() {
-        return machine != null && !closed;
+        return serving() && !closed;
+    }
+
+    /** Whether the queue or the stream was rebuilt for an owned epoch. */
+    private boolean serving() {
+        return machine != null || streamMachine != null;
     }
 
     private BrokerFailure notHere() {
@@ -176,6 +211,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         try {
             if (!epoch.equals(activeEpoch)) {
                 rebuild(epoch, upTo);
+            } else if (upTo > enqueuedUpTo && stream) {
+                gate();
+                enqueuedUpTo = upTo;
+                streamMachine.advance(upTo, streamReads);
             } else if (upTo > enqueuedUpTo) {
                 gate();
                 for (Record record : host.readRecords(enqueuedUpTo + 1, upTo)) {
@@ -199,7 +238,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** The replica no longer owns (a new assignment made it a follower, or it was unassigned). On the shard. */
     void ownershipLost() {
-        if (machine != null) {
+        if (serving()) {
             LOG.info("event=replicated_queue_inactive queue={} epoch={}", def.name(), activeEpoch);
             drop("its owner moved", true);
         }
@@ -207,6 +246,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
     private void findLowWater() {
+        if (stream) {
+            findStreamLowWater();
+            return;
+        }
         if (machine == null || lowWaterCandidate >= 0) {
             return;
         }
@@ -215,6 +258,34 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             lowWaterCandidate = lowest;
             lowWaterNeedsCommit = host.endNow();
             reportLowWater(); // at once when the log is committed to its end already
+        }
+    }
+
+    /**
+     * Retention of a stream: the oldest whole segments beyond {@code x-max-length-bytes}, and those whose records are
+     * all older than {@code x-max-age}, may go (nothing is settled in a stream, so no settle record needs to be
+     * committed first); never past the commit. The log discards only whole segments below the offset reported.
+     */
+    private void findStreamLowWater() {
+        if (streamMachine == null || (streamMaxBytes == Long.MAX_VALUE && streamMaxAgeMs == Long.MAX_VALUE)) {
+            return;
+        }
+        long keepFrom = 0;
+        if (streamMaxBytes != Long.MAX_VALUE) {
+            keepFrom = host.retainedStartNow(streamMaxBytes);
+        }
+        if (streamMaxAgeMs != Long.MAX_VALUE) {
+            try {
+                long cutoff = System.currentTimeMillis() - streamMaxAgeMs;
+                keepFrom = Math.max(keepFrom, host.retainedStartByAgeNow(cutoff));
+            } catch (IOException e) {
+                LOG.error("event=stream_retention_failed queue={}", def.name(), e);
+            }
+        }
+        keepFrom = Math.min(keepFrom, enqueuedUpTo + 1);
+        if (keepFrom > lowWaterReported) {
+            host.deliver(new ReplicaEvent.SettledLowWater(keepFrom));
+            lowWaterReported = keepFrom;
         }
     }
 
@@ -235,6 +306,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         lowWaterCandidate = -1;
         lowWaterNeedsCommit = Long.MAX_VALUE;
         machine = null;
+        streamMachine = null;
         activeEpoch = null;
         enqueuedUpTo = -1;
         for (ConsumerEntry entry : consumers.values()) {
@@ -251,6 +323,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     private void rebuild(Epoch epoch, long upTo) throws IOException {
+        if (stream) {
+            activateStream(epoch, upTo);
+            return;
+        }
         long began = System.nanoTime();
         LongArrayList messages = new LongArrayList();
         LongHashSet settled = new LongHashSet();
@@ -293,15 +369,44 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     /**
+     * The stream serves from this owned epoch: its readers are new (the replica just took the owner role) or carried
+     * from this owner's previous epoch, and read on up to {@code upTo}, the commit.
+     */
+    private void activateStream(Epoch epoch, long upTo) {
+        if (streamMachine == null) {
+            streamMachine = new StreamMachine(upTo);
+            streamMachine.hold(); // until the owner lease allows it
+        }
+        activeEpoch = epoch;
+        enqueuedUpTo = upTo;
+        LOG.info(
+                "event=replicated_stream_active queue={} epoch={} start={} up_to={} readers={}",
+                def.name(),
+                epoch,
+                host.startNow(),
+                upTo,
+                streamMachine.consumerCount());
+        gate();
+        streamMachine.advance(upTo, streamReads);
+    }
+
+    /**
      * Holds or resumes deliveries by the owner lease ({@link ReplicaHost#mayDeliverNow}): a deposed owner must stop
      * handing out messages before a new owner starts. Checked before every operation that can deliver and every
      * {@value #GATE_EVERY_MS} ms while active. On the shard.
      */
     private void gate() {
-        if (machine == null) {
+        if (!serving()) {
             return;
         }
-        if (host.mayDeliverNow(activeEpoch)) {
+        boolean mayDeliver = host.mayDeliverNow(activeEpoch);
+        if (streamMachine != null) {
+            if (mayDeliver) {
+                streamMachine.resume(streamReads);
+            } else {
+                streamMachine.hold();
+            }
+        } else if (mayDeliver) {
             machine.resumeDelivery(this);
         } else {
             machine.holdDelivery();
@@ -313,7 +418,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** Every {@value #GATE_EVERY_MS} ms while active, in the shard's beat: the lease check and retention. */
     private void gateTick() {
-        if (machine == null || closed) {
+        if (!serving() || closed) {
             gateTicker.cancel();
             gateTicker = null;
             return;
@@ -456,9 +561,18 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void consume(
-            ConsumerKey key, String tag, boolean noAck, boolean exclusive, int prefetch, DeliverySink sink) {
+            ConsumerKey key,
+            String tag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            StreamStart start,
+            DeliverySink sink) {
         if (!active()) {
             throw notHere();
+        }
+        if (stream) {
+            checkStreamConsumer(noAck, prefetch);
         }
         if (consumers.containsKey(key)) {
             throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
@@ -466,7 +580,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         gate();
         // registered before the machine sees it: consuming delivers the ready messages at once, to this entry
         consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
-        ConsumeOutcome outcome = machine.consume(key, prefetch, noAck, exclusive, this);
+        ConsumeOutcome outcome = stream
+                ? streamMachine.consume(key, prefetch, exclusive, streamFrom(start), streamReads)
+                : machine.consume(key, prefetch, noAck, exclusive, this);
         switch (outcome) {
             case ADDED -> {}
             case DUPLICATE_TAG -> {
@@ -482,16 +598,83 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
+    /** What RabbitMQ refuses of a stream consumer, refused the same way. */
+    private void checkStreamConsumer(boolean noAck, int prefetch) {
+        if (noAck) {
+            throw new BrokerFailure(
+                    ReplyCode.NOT_IMPLEMENTED,
+                    "automatic acknowledgement not supported by stream queue '" + def.name() + "' in vhost '" + vhost
+                            + "'");
+        }
+        if (prefetch < 1) {
+            throw new BrokerFailure(
+                    ReplyCode.PRECONDITION_FAILED,
+                    "consumer prefetch count is not set for stream queue '" + def.name() + "' in vhost '" + vhost
+                            + "' (basic.qos with global=false before basic.consume)");
+        }
+    }
+
+    /** The offset a new stream reader starts at: {@code start} resolved against the log now. */
+    private long streamFrom(StreamStart start) {
+        long first = host.startNow();
+        long next = enqueuedUpTo + 1;
+        return switch (start.kind()) {
+            case FIRST -> first;
+            case NEXT -> next;
+            case OFFSET -> Math.min(Math.max(start.value(), first), next);
+            case LAST -> lastMessage(first, next);
+            case TIMESTAMP -> {
+                try {
+                    yield Math.min(host.firstOffsetAtOrAfterNow(start.value(), first), next);
+                } catch (IOException e) {
+                    throw new BrokerFailure(
+                            ReplyCode.INTERNAL_ERROR, "cannot read stream '" + def.name() + "': " + e.getMessage(), e);
+                }
+            }
+        };
+    }
+
+    /** The offset of the last committed message, or {@code next} when there is none near the end. */
+    private long lastMessage(long first, long next) {
+        for (long offset = next - 1; offset >= first && offset >= next - LAST_MESSAGE_LOOK_BACK; offset--) {
+            try {
+                List<Record> records = host.readRecords(offset, offset);
+                if (!records.isEmpty() && records.getFirst() instanceof Record.Message) {
+                    return offset;
+                }
+            } catch (IOException e) {
+                throw new BrokerFailure(
+                        ReplyCode.INTERNAL_ERROR, "cannot read stream '" + def.name() + "': " + e.getMessage(), e);
+            }
+        }
+        return next;
+    }
+
+    /** How far back from the end {@code x-stream-offset: last} looks for a message past epoch starts. */
+    private static final int LAST_MESSAGE_LOOK_BACK = 64;
+
+    private BrokerFailure notForStreams(String what) {
+        return new BrokerFailure(
+                ReplyCode.NOT_IMPLEMENTED,
+                what + " not supported by stream queue '" + def.name() + "' in vhost '" + vhost + "'");
+    }
+
     @Override
     public void cancel(ConsumerKey key) {
         consumers.remove(key);
         if (machine != null) {
             machine.cancel(key);
         }
+        if (streamMachine != null) {
+            streamMachine.cancel(key);
+        }
     }
 
     @Override
     public Optional<Delivery> get(boolean noAck) {
+        if (stream) {
+            throw notForStreams("basic.get");
+        }
         if (!active()) {
             throw notHere();
         }
@@ -501,6 +684,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void settle(long[] offsets, Settlement settlement) {
+        if (streamMachine != null) {
+            // a stream removes nothing: any settlement only gives its consumer the credit back
+            for (long offset : offsets) {
+                streamMachine.ack(offset, streamReads);
+            }
+            return;
+        }
         if (machine == null) {
             return; // a new owner redelivers them
         }
@@ -509,6 +699,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public long purge() {
+        if (stream) {
+            throw notForStreams("queue.purge");
+        }
         if (!active()) {
             throw notHere();
         }
@@ -517,11 +710,18 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public int readyCount() {
+        if (streamMachine != null) {
+            // a stream's message count: the offsets it holds from its start to the commit (RabbitMQ counts the same)
+            return (int) Math.min(Integer.MAX_VALUE, Math.max(0, enqueuedUpTo + 1 - host.startNow()));
+        }
         return machine == null ? 0 : machine.readyCount();
     }
 
     @Override
     public int consumerCount() {
+        if (streamMachine != null) {
+            return streamMachine.consumerCount();
+        }
         return machine == null ? 0 : machine.consumerCount();
     }
 
@@ -572,5 +772,56 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             throw new BrokerFailure(
                     ReplyCode.INTERNAL_ERROR, "cannot read message " + offset + ": " + e.getMessage(), e);
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------- StreamEffects
+
+    /** Reads a stream's committed records for a reader and hands its messages over, each with its offset. */
+    private final class StreamReads implements StreamEffects {
+        /** A read takes at most this many bytes of records at once; the reader's loop reads on while it has credit. */
+        private static final long READ_BYTES = 1 << 20;
+
+        @Override
+        public long deliver(ConsumerKey consumer, long from, long upTo, int max, LongConsumer delivered) {
+            ConsumerEntry entry = consumers.get(consumer);
+            if (entry == null) {
+                return from;
+            }
+            List<Record> records;
+            try {
+                records = host.readRecords(from, Math.min(upTo, from + max - 1), READ_BYTES);
+            } catch (IOException e) {
+                LOG.error("event=stream_read_failed queue={} from={}", def.name(), from, e);
+                return from;
+            }
+            long next = from;
+            for (Record record : records) {
+                if (record instanceof Record.Message message) {
+                    entry.sink().deliver(entry.tag(), streamDelivery(message));
+                    delivered.accept(message.offset());
+                }
+                next = record.offset() + 1;
+            }
+            return next;
+        }
+    }
+
+    /** A stream's message as a delivery: its offset in the {@code x-stream-offset} header, as RabbitMQ adds it. */
+    private Delivery streamDelivery(Record.Message message) {
+        MessageRecord.Message decoded = MessageRecord.decodeMessage(message.body());
+        BasicProperties properties = decoded.properties();
+        FieldTable headers = properties.headers() == null ? FieldTable.EMPTY : properties.headers();
+        BasicProperties withOffset = properties.toBuilder()
+                .headers(headers.with("x-stream-offset", new FieldValue.Int64(message.offset())))
+                .build();
+        return new Delivery(
+                this,
+                message.offset(),
+                false,
+                decoded.exchange(),
+                decoded.routingKey(),
+                withOffset,
+                Unpooled.wrappedBuffer(decoded.body()),
+                0);
     }
 }

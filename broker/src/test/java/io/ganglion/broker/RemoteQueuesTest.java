@@ -3,13 +3,22 @@ package io.ganglion.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ganglion.amqp.server.Delivery;
+import io.ganglion.amqp.server.DeliverySink;
+import io.ganglion.amqp.server.Settlement;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.StreamStart;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class RemoteQueuesTest {
@@ -43,5 +52,131 @@ class RemoteQueuesTest {
                 remote.publish(new NodeId("ganglion-2"), "/", 42, "orders", false, ByteBuffer.wrap(new byte[] {1}));
         assertThat(outcome).isCompletedExceptionally();
         assertThat(remote.forwardedCount()).isZero();
+    }
+
+    /** A replica that records the publishes it is given, in order, and confirms them at once. */
+    private static final class RecordingQueue implements LocalQueue {
+        final Shard shard;
+        final List<Integer> published = new CopyOnWriteArrayList<>();
+
+        RecordingQueue(Shard shard) {
+            this.shard = shard;
+        }
+
+        @Override
+        public String name() {
+            return "orders";
+        }
+
+        @Override
+        public Shard shard() {
+            return shard;
+        }
+
+        @Override
+        public void publish(ByteBuffer payload, CompletableFuture<Void> done) {
+            published.add((int) payload.get(0));
+            done.complete(null);
+        }
+
+        @Override
+        public void consume(
+                ConsumerKey key,
+                String tag,
+                boolean noAck,
+                boolean exclusive,
+                int prefetch,
+                StreamStart start,
+                DeliverySink sink) {}
+
+        @Override
+        public void cancel(ConsumerKey key) {}
+
+        @Override
+        public Optional<Delivery> get(boolean noAck) {
+            return Optional.empty();
+        }
+
+        @Override
+        public void settle(long[] offsets, Settlement settlement) {}
+
+        @Override
+        public long purge() {
+            return 0;
+        }
+
+        @Override
+        public int readyCount() {
+            return 0;
+        }
+
+        @Override
+        public int consumerCount() {
+            return 0;
+        }
+    }
+
+    /**
+     * An owner lost with publishes in flight to it: they wait, later publishes of the same queue (forwarded or this
+     * broker's own) wait behind them, and all reach the next owner, here this broker, in the order they were sent.
+     */
+    @Test
+    void shouldKeepAQueuesPublishesInOrderAcrossAChangeOfOwner() throws Exception {
+        NodeId self = new NodeId("ganglion-1");
+        try (Shard shard = new Shard(0)) {
+            RecordingQueue queue = new RecordingQueue(shard);
+            RemoteQueues remote = new RemoteQueues(self, id -> id == 42 ? queue : null, TimeUnit.SECONDS.toNanos(30));
+            AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.empty());
+            remote.replication((vhost, name) -> owner.get(), 7);
+            remote.attach(null); // no link: whatever is sent to another broker waits, as when its link closes
+
+            List<CompletableFuture<Void>> outcomes = new ArrayList<>();
+            for (int i = 0; i < 60; i++) {
+                outcomes.add(remote.publish(
+                        new NodeId("ganglion-2"), "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {(byte) i})));
+            }
+            assertThat(remote.laneOf(42).waiting()).isEqualTo(60);
+            assertThat(remote.publishLocallyNow(42))
+                    .as("this broker's own publish may not pass them")
+                    .isFalse();
+            // as LocalBackend then sends it: behind the others
+            outcomes.add(remote.publish(self, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {60})));
+            assertThat(queue.published).isEmpty();
+
+            owner.set(Optional.of(self)); // the next owner is this broker
+            remote.ownersMayHaveChanged();
+            CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+
+            List<Integer> expected = new ArrayList<>();
+            for (int i = 0; i <= 60; i++) {
+                expected.add(i);
+            }
+            assertThat(queue.published).isEqualTo(expected);
+            assertThat(remote.laneOf(42).waiting()).isZero();
+            assertThat(remote.laneOf(42).inFlight()).isZero();
+            assertThat(remote.publishLocallyNow(42))
+                    .as("nothing left before it")
+                    .isTrue();
+            remote.decidedLocally(42);
+            assertThat(remote.laneOf(42).inFlight()).isZero();
+        }
+    }
+
+    /** A lane lets a publish through to the broker every earlier one went to, and holds it for another. */
+    @Test
+    void shouldLetAPublishPassOnlyToTheBrokerItsQueuesEarlierPublishesWentTo() {
+        RemoteQueues.Lane lane = new RemoteQueues.Lane();
+        NodeId one = new NodeId("ganglion-1");
+        NodeId two = new NodeId("ganglion-2");
+        assertThat(lane.sendNow(one)).isTrue();
+        assertThat(lane.sendNow(one)).isTrue();
+        assertThat(lane.sendNow(two)).as("two in flight to another broker").isFalse();
+        assertThat(lane.inFlight()).isEqualTo(2);
+        lane.decidedInFlight();
+        assertThat(lane.sendNow(two)).as("one still in flight elsewhere").isFalse();
+        lane.decidedInFlight();
+        assertThat(lane.sendNow(two)).as("nothing before it").isTrue();
+        assertThat(lane.inFlight()).isEqualTo(1);
+        assertThat(lane.waiting()).isZero();
     }
 }

@@ -55,6 +55,11 @@ class ReplicatedQueueIT {
     };
 
     private void printBrokerEvents() {
+        printBrokerEvents(dir);
+    }
+
+    /** Prints the event, warning and error lines of every {@code broker.out} under {@code dir}. */
+    static void printBrokerEvents(Path dir) {
         try (var logs = Files.walk(dir)) {
             for (Path log :
                     logs.filter(path -> path.endsWith("broker.out")).sorted().toList()) {

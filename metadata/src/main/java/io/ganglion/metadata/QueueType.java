@@ -7,7 +7,12 @@ public enum QueueType {
     /** One copy, {@code owner_durable}. */
     CLASSIC("classic"),
     /** Replicated, {@code majority_durable}. */
-    QUORUM("quorum");
+    QUORUM("quorum"),
+    /**
+     * A replicated stream, {@code majority_durable}: an append-only log every consumer reads from an offset of its
+     * choosing, without removing anything.
+     */
+    STREAM("stream");
 
     private final String wireName;
 

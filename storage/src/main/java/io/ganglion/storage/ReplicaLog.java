@@ -1028,6 +1028,65 @@ public final class ReplicaLog {
         return state;
     }
 
+    /**
+     * Retention by size: the first offset to keep so that the whole segments kept, the newest ones, hold at most {@code
+     * maxBytes} of records; the active segment is always kept, however large. {@link #discardBefore} with it deletes
+     * the older segments. {@link #startOffset()} when every segment fits. On the shard thread.
+     */
+    public long retainedStart(long maxBytes) {
+        long kept = active.size();
+        for (int i = segments.size() - 2; i >= 0; i--) {
+            kept += segments.get(i).size();
+            if (kept > maxBytes) {
+                return segments.get(i + 1).baseOffset();
+            }
+        }
+        return startOffset();
+    }
+
+    /**
+     * Retention by age: the first offset to keep so that only whole segments all of whose records were appended
+     * before {@code timestampMillis} go, the oldest first; the active segment is always kept. On the shard thread.
+     *
+     * @throws IOException if reading a record fails
+     */
+    public long retainedStartByAge(long timestampMillis) throws IOException {
+        long firstYoung = firstOffsetAtOrAfter(timestampMillis, startOffset());
+        for (int i = segments.size() - 1; i > 0; i--) {
+            if (segments.get(i).baseOffset() <= firstYoung) {
+                return segments.get(i).baseOffset();
+            }
+        }
+        return startOffset();
+    }
+
+    /**
+     * The first offset from {@code from} on whose record was appended at or after {@code timestampMillis} (the store's
+     * clock, as {@link LogRecord#timestamp()} gives it), or {@link #nextOffset()} when every record from there is older:
+     * a binary search that reads one record per step, so it takes timestamps to grow with offsets, as one store's clock
+     * makes them (a clock set back may make it land a little off). For streams: where an offset by time starts, and
+     * what retention by age keeps. On the shard thread.
+     *
+     * @throws IOException if reading a record fails
+     */
+    public long firstOffsetAtOrAfter(long timestampMillis, long from) throws IOException {
+        long low = Math.max(from, startOffset());
+        long high = nextOffset; // the answer lies in [low, high]
+        while (low < high) {
+            long middle = low + (high - low) / 2;
+            List<LogRecord> records = read(middle, 1);
+            if (records.isEmpty()) {
+                return nextOffset;
+            }
+            if (records.getFirst().timestamp() >= timestampMillis) {
+                high = middle;
+            } else {
+                low = middle + 1;
+            }
+        }
+        return low;
+    }
+
     /** The first offset held; records below it were discarded or replaced by a snapshot. */
     public long startOffset() {
         return segments.getFirst().baseOffset();

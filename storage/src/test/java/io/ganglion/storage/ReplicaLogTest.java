@@ -170,6 +170,77 @@ class ReplicaLogTest {
     }
 
     @Test
+    void shouldFindTheFirstRecordAppendedAtOrAfterATime(@TempDir Path other) throws IOException {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000);
+        StorageConfig small = TestStores.smallConfig();
+        StorageConfig ticking = new StorageConfig(
+                small.segmentBytes(),
+                small.journalFileBytes(),
+                small.checkpointJournalBytes(),
+                small.maxBatchBytes(),
+                small.maxRecordBytes(),
+                small.preallocateJournal(),
+                clock::get);
+        try (Storage store = Storage.open(other, ticking)) {
+            ReplicaLog timed = store.replica(7);
+            for (int i = 0; i < 300; i++) {
+                clock.set(1_000 + 10L * i); // offset i at 1000 + 10 i
+                await(((Appended) timed.append(1, RecordType.DATA, payload(7, i))).durable());
+            }
+            assertThat(timed.firstOffsetAtOrAfter(0, 0)).isZero();
+            assertThat(timed.firstOffsetAtOrAfter(1_000, 0)).isZero();
+            assertThat(timed.firstOffsetAtOrAfter(1_001, 0)).isEqualTo(1);
+            assertThat(timed.firstOffsetAtOrAfter(2_500, 0)).isEqualTo(150);
+            assertThat(timed.firstOffsetAtOrAfter(2_505, 0)).isEqualTo(151);
+            assertThat(timed.firstOffsetAtOrAfter(3_990, 0)).isEqualTo(299);
+            assertThat(timed.firstOffsetAtOrAfter(3_991, 0)).as("all older").isEqualTo(300);
+            assertThat(timed.firstOffsetAtOrAfter(1_000, 200))
+                    .as("not before from")
+                    .isEqualTo(200);
+            long keep = timed.retainedStartByAge(2_500);
+            assertThat(keep)
+                    .as("the base of the segment holding offset 150")
+                    .isPositive()
+                    .isLessThanOrEqualTo(150);
+            assertThat(timed.retainedStartByAge(0)).as("nothing old enough").isZero();
+            long active = timed.retainedStartByAge(10_000);
+            assertThat(active)
+                    .as("all old: the active segment stays")
+                    .isGreaterThan(keep)
+                    .isLessThan(300);
+            long start = await(timed.discardBefore(keep));
+            assertThat(start).isEqualTo(keep);
+            assertThat(timed.read(keep, 1 << 20).getFirst().offset()).isEqualTo(keep);
+            assertThat(timed.firstOffsetAtOrAfter(0, 0))
+                    .as("not before the start")
+                    .isEqualTo(start);
+        }
+    }
+
+    @Test
+    void shouldKeepTheNewestWholeSegmentsThatFitARetentionSize() throws IOException {
+        appendDurably(log, 1, 200); // 4 KiB segments: several of them
+        assertThat(log.retainedStart(Long.MAX_VALUE)).isZero();
+        assertThat(log.retainedStart(0)).as("the active segment stays").isPositive();
+
+        long budget = 6_000;
+        long start = log.retainedStart(budget);
+        assertThat(start).isPositive();
+        assertThat(await(log.discardBefore(start))).isEqualTo(start);
+        List<LogRecord> kept = readAll(log);
+        assertThat(kept.getFirst().offset()).isEqualTo(start);
+        assertThat(kept.stream()
+                        .mapToLong(r -> RecordDescriptor.frameLength(r.payload().remaining()))
+                        .sum())
+                .isLessThanOrEqualTo(budget);
+        assertThat(log.retainedStart(budget)).as("nothing more to discard").isEqualTo(start);
+        assertThat(log.retainedStart(1_000))
+                .as("a smaller budget keeps fewer segments")
+                .isGreaterThan(start);
+        assertPayloads(log, kept);
+    }
+
+    @Test
     void shouldDiscardWholeSegmentsOnly() throws IOException {
         appendDurably(log, 1, 200);
         long start = await(log.discardBefore(100));

@@ -37,6 +37,7 @@ import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.EpochHistory;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
@@ -303,6 +304,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                 writeBoolean(out, m.noAck());
                 writeBoolean(out, m.exclusive());
                 out.writeInt(m.prefetch());
+                out.writeByte(m.start().kind().ordinal());
+                out.writeLong(m.start().value());
             }
             case Deliver m -> {
                 out.writeLong(m.consumerId());
@@ -374,7 +377,7 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             case RecoveryCommand m -> recoveryLength(m.request());
             case PublishToHome m -> 3L * Long.BYTES + Integer.BYTES + m.message().length;
             case PublishToHomeOutcome m -> Long.BYTES + Integer.BYTES + stringLength(m.text());
-            case Subscribe m -> 3L * Long.BYTES + stringLength(m.tag()) + 2 + Integer.BYTES;
+            case Subscribe m -> 4L * Long.BYTES + stringLength(m.tag()) + 3 + Integer.BYTES;
             case Deliver m -> 2L * Long.BYTES + 1 + Integer.BYTES + m.message().length;
             case Settle m -> Long.BYTES + Integer.BYTES + (long) m.offsets().size() * Long.BYTES + Integer.BYTES;
             case CancelConsumer m -> 2L * Long.BYTES;
@@ -698,7 +701,8 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
                             readString(body, "consumer tag"),
                             readBoolean(body),
                             readBoolean(body),
-                            readInt(body));
+                            readInt(body),
+                            readStreamStart(body));
                 case PeerFrameDescriptor.TYPE_DELIVER ->
                     new Deliver(readLong(body), readLong(body), readBoolean(body), readBytes(body));
                 case PeerFrameDescriptor.TYPE_SETTLE -> new Settle(readLong(body), readLongList(body), readInt(body));
@@ -754,6 +758,20 @@ public final class PeerCodec extends CombinedChannelDuplexHandler<PeerCodec.Deco
             throw new PeerProtocolException(Reason.MALFORMED, "bool octet must be 0 or 1, was " + value);
         }
         return value == 1;
+    }
+
+    private static StreamStart readStreamStart(ByteBuf body) {
+        need(body, 1 + Long.BYTES, "stream start");
+        int kind = body.readUnsignedByte();
+        long offset = body.readLong();
+        if (kind >= StreamStart.Kind.values().length) {
+            throw new PeerProtocolException(Reason.MALFORMED, "unknown stream start kind " + kind);
+        }
+        try {
+            return new StreamStart(StreamStart.Kind.values()[kind], offset);
+        } catch (IllegalArgumentException e) {
+            throw new PeerProtocolException(Reason.MALFORMED, e.getMessage());
+        }
     }
 
     private static String readString(ByteBuf body, String what) {

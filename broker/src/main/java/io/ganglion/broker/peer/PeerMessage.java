@@ -4,6 +4,7 @@ import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.queues.StreamStart;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -311,10 +312,24 @@ public sealed interface PeerMessage {
     /** The outcome of a {@link PublishToHome}: {@code replyCode} 0 when durable, else an AMQP reply code and text. */
     record PublishToHomeOutcome(long sequence, int replyCode, String text) implements PeerMessage {}
 
-    /** A consumer on the sender for a queue homed on the receiver; answered by a {@link QueueReply}. */
+    /**
+     * A consumer on the sender for a queue homed on the receiver; answered by a {@link QueueReply}. {@code start} is
+     * where a stream's consumer reads from ({@link StreamStart#NEXT} for a queue, which ignores it).
+     */
     record Subscribe(
-            long requestId, long queueId, long consumerId, String tag, boolean noAck, boolean exclusive, int prefetch)
-            implements PeerMessage {}
+            long requestId,
+            long queueId,
+            long consumerId,
+            String tag,
+            boolean noAck,
+            boolean exclusive,
+            int prefetch,
+            StreamStart start)
+            implements PeerMessage {
+        public Subscribe {
+            java.util.Objects.requireNonNull(start, "start");
+        }
+    }
 
     /** Home to consumer's broker: one message ({@code message} in the broker's message record form). */
     record Deliver(long consumerId, long offset, boolean redelivered, byte[] message) implements PeerMessage {

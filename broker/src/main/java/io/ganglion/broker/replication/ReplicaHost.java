@@ -356,6 +356,35 @@ public final class ReplicaHost {
         return replica == null ? 0 : replica.start();
     }
 
+    /**
+     * Retention by size for a stream: the first offset to keep so that this copy's newest whole segments hold at most
+     * {@code maxBytes} ({@link io.ganglion.storage.ReplicaLog#retainedStart}); 0 when not open. On the shard.
+     */
+    public long retainedStartNow(long maxBytes) {
+        return log == null ? 0 : log.retainedStart(maxBytes);
+    }
+
+    /**
+     * For a stream: the first offset from {@code from} on whose record this copy appended at or after {@code
+     * epochMillis} ({@link io.ganglion.storage.ReplicaLog#firstOffsetAtOrAfter}); 0 when not open. On the shard.
+     *
+     * @throws IOException if the log cannot be read
+     */
+    public long firstOffsetAtOrAfterNow(long epochMillis, long from) throws IOException {
+        return log == null ? 0 : log.firstOffsetAtOrAfter(epochMillis, from);
+    }
+
+    /**
+     * Retention by age for a stream: the first offset to keep so that only this copy's whole segments older than
+     * {@code epochMillis} go ({@link io.ganglion.storage.ReplicaLog#retainedStartByAge}); 0 when not open. On the
+     * shard.
+     *
+     * @throws IOException if the log cannot be read
+     */
+    public long retainedStartByAgeNow(long epochMillis) throws IOException {
+        return log == null ? 0 : log.retainedStartByAge(epochMillis);
+    }
+
     /** The epoch this replica owns and admits publishes in, if any. On the shard. */
     public Optional<Epoch> owningNow() {
         return replica == null || failure != null ? Optional.empty() : replica.owning();
@@ -384,10 +413,18 @@ public final class ReplicaHost {
      * @throws IOException if the log cannot be read or a record is damaged
      */
     public List<Record> readRecords(long from, long to) throws IOException {
+        return readRecords(from, to, Long.MAX_VALUE);
+    }
+
+    /**
+     * {@link #readRecords(long, long)}, stopping before the record that would take the records read past {@code
+     * limitBytes} (at least one is read). On the shard.
+     */
+    public List<Record> readRecords(long from, long to, long limitBytes) throws IOException {
         if (log == null) {
             return new ArrayList<>();
         }
-        return collect(Math.max(from, log.startOffset()), to, Long.MAX_VALUE);
+        return collect(Math.max(from, log.startOffset()), to, limitBytes);
     }
 
     /** What the replica looks like now, read on the shard. Any thread. */

@@ -20,6 +20,7 @@ import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.EpochHistory;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
@@ -66,7 +67,7 @@ final class PeerMessages {
                 new FetchReply(Q, 50, List.of(new byte[] {4, 5}, new byte[] {6}), List.of(2L, 3L)),
                 new PeerMessage.PublishToHome(3, 9, 77, new byte[] {1, 2}),
                 new PeerMessage.PublishToHomeOutcome(9, 404, "queue gone"),
-                new PeerMessage.Subscribe(10, 77, 11, "ctag-1", false, true, 50),
+                new PeerMessage.Subscribe(10, 77, 11, "ctag-1", false, true, 50, StreamStart.at(4096)),
                 new PeerMessage.Deliver(11, 1234, true, new byte[] {3}),
                 new PeerMessage.Settle(77, List.of(1L, 2L, 5L), 2),
                 new PeerMessage.CancelConsumer(77, 11),
@@ -176,7 +177,12 @@ final class PeerMessages {
                         text(0),
                         random.nextBoolean(),
                         random.nextBoolean(),
-                        random.nextInt());
+                        random.nextInt(),
+                        random.nextBoolean()
+                                ? new StreamStart(
+                                        random.nextBoolean() ? StreamStart.Kind.OFFSET : StreamStart.Kind.TIMESTAMP,
+                                        random.nextLong(0, Long.MAX_VALUE))
+                                : new StreamStart(StreamStart.Kind.values()[random.nextInt(3)], 0));
             case 15 -> new PeerMessage.Deliver(random.nextLong(), random.nextLong(), random.nextBoolean(), bytes());
             case 16 -> {
                 List<Long> offsets = new ArrayList<>();
