@@ -572,17 +572,11 @@ final class LocalBackend implements BrokerBackend {
         Map<String, Object> args = FieldTables.toPlain(arguments);
         QueueType type = queueType(args, name, vhost);
         if (type == QueueType.STREAM) {
-            if (remote == null) {
-                return failed(
-                        ReplyCode.NOT_IMPLEMENTED,
-                        "stream queues need a cluster (this broker runs alone); queue '" + name + "' in vhost '" + vhost
-                                + "'");
-            }
             StreamArguments.check(args, name, vhost);
         }
         boolean replicate = remote != null
                 && (type == QueueType.QUORUM || type == QueueType.STREAM || args.containsKey("x-copies"));
-        if (replicate && (!durable || exclusive || autoDelete)) {
+        if ((replicate || type == QueueType.STREAM) && (!durable || exclusive || autoDelete)) {
             return failed(
                     ReplyCode.PRECONDITION_FAILED,
                     "invalid property '" + (!durable ? "non-durable" : exclusive ? "exclusive" : "auto-delete")

@@ -5,10 +5,13 @@ import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.metadata.QueueDef;
+import io.ganglion.metadata.QueueType;
 import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
+import io.ganglion.queues.StreamEffects;
+import io.ganglion.queues.StreamMachine;
 import io.ganglion.queues.StreamStart;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
@@ -27,6 +30,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongConsumer;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
@@ -47,6 +51,10 @@ import org.slf4j.LoggerFactory;
  * end. The heap holds offsets; a delivery reads its message back from the log, except for messages published
  * moments ago, whose payloads stay in a small cache until their first delivery. The cache of all queues on a shard is
  * bounded ({@link Shard#RECENT_BUDGET_BYTES}), so a backlog costs offsets only.
+ *
+ * <p>A stream ({@code x-queue-type: stream}) on a single broker is the same log with a {@link StreamMachine} in place
+ * of the queue: readers at offsets, every durable message readable, nothing settled, retention by {@code
+ * x-max-length-bytes} and {@code x-max-age} discarding whole segments every half second (see {@link StreamSupport}).
  */
 final class QueueReplica implements QueueEffects, LocalQueue {
     private static final Logger LOG = LoggerFactory.getLogger(QueueReplica.class);
@@ -75,6 +83,19 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     private final ArrayDeque<Blocked> blocked = new ArrayDeque<>();
 
     private final Map<ConsumerKey, ConsumerEntry> consumers = new HashMap<>();
+    /** Whether this is a stream: {@link #streamMachine} in place of {@link #machine}. */
+    private final boolean stream;
+    /** The stream's readers once the log is open; null for a queue. */
+    private StreamMachine streamMachine;
+    /** A stream's x-max-length-bytes and x-max-age (ms); {@link Long#MAX_VALUE} for none. */
+    private final long streamMaxBytes;
+
+    private final long streamMaxAgeMs;
+    private final StreamReads streamReads = new StreamReads();
+    /** A stream's retention check, every {@link #RETENTION_EVERY_MS} ms while it has a limit. */
+    private Shard.Ticker retention;
+
+    private static final long RETENTION_EVERY_MS = 500;
     private final LongArrayList settles = new LongArrayList();
     private final Long2ObjectHashMap<ByteBuffer> recent = new Long2ObjectHashMap<>();
     private boolean hadConsumer;
@@ -95,6 +116,10 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         this.def = def;
         this.shard = shard;
         this.storage = storage;
+        this.stream = def.type() == QueueType.STREAM;
+        Long maxBytes = FieldTables.integral(def.arguments().get("x-max-length-bytes"));
+        this.streamMaxBytes = maxBytes == null ? Long.MAX_VALUE : maxBytes;
+        this.streamMaxAgeMs = StreamArguments.maxAgeMillis(def.arguments()).orElse(Long.MAX_VALUE);
     }
 
     @Override
@@ -115,6 +140,13 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     void open() throws IOException {
         log = storage.replica(def.objectId());
         log.durabilityListener(new Listener());
+        if (stream) {
+            streamMachine = new StreamMachine(log.durableOffset());
+            if (streamMaxBytes != Long.MAX_VALUE || streamMaxAgeMs != Long.MAX_VALUE) {
+                retention = shard.every(RETENTION_EVERY_MS, this::retain);
+            }
+            return;
+        }
         LongArrayList messages = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         long next = log.startOffset();
@@ -150,11 +182,20 @@ final class QueueReplica implements QueueEffects, LocalQueue {
 
     @Override
     public int readyCount() {
+        if (stream) {
+            // a stream's message count: the offsets it holds from its start to what is durable (RabbitMQ's likewise)
+            return streamMachine == null
+                    ? 0
+                    : (int) Math.min(Integer.MAX_VALUE, Math.max(0, streamMachine.end() + 1 - log.startOffset()));
+        }
         return machine.readyCount();
     }
 
     @Override
     public int consumerCount() {
+        if (stream) {
+            return streamMachine == null ? 0 : streamMachine.consumerCount();
+        }
         return machine.consumerCount();
     }
 
@@ -179,7 +220,8 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             case AppendOutcome.Appended appended -> {
                 // confirmed by the log's durability listener, not by a future per message
                 pending.add(new Pending(appended.offset(), done));
-                if (shard.reserveRecent(payload.remaining())) {
+                // a stream's readers read from the log: nothing would give a cached payload's budget back
+                if (!stream && shard.reserveRecent(payload.remaining())) {
                     recent.put(appended.offset(), payload);
                 }
                 return true;
@@ -258,10 +300,16 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     private void onDurable(long durableOffset) {
         while (!pending.isEmpty() && pending.peek().offset() <= durableOffset) {
             Pending next = pending.poll();
-            if (!closed) {
+            if (!closed && !stream) {
                 machine.enqueue(next.offset(), this);
             }
             next.done().complete(null);
+        }
+        if (stream) {
+            if (!closed && streamMachine != null) {
+                streamMachine.advance(durableOffset, streamReads);
+            }
+            return;
         }
         flushSettles();
     }
@@ -302,8 +350,17 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
+        if (stream) {
+            StreamSupport.checkConsumer(def.name(), vhost, noAck, prefetch);
+            if (consumers.containsKey(key)) {
+                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+            }
+        }
         consumers.put(key, new ConsumerEntry(tag, sink));
-        ConsumeOutcome outcome = machine.consume(key, prefetch, noAck, exclusive, this);
+        ConsumeOutcome outcome = stream
+                ? streamMachine.consume(
+                        key, prefetch, exclusive, StreamSupport.from(start, streamLog, def.name()), streamReads)
+                : machine.consume(key, prefetch, noAck, exclusive, this);
         switch (outcome) {
             case ADDED -> hadConsumer = true;
             case DUPLICATE_TAG ->
@@ -321,6 +378,13 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     /** Removes a consumer; an auto-delete queue that had one and has none left goes. On the shard. */
     @Override
     public void cancel(ConsumerKey key) {
+        if (stream) {
+            consumers.remove(key);
+            if (streamMachine != null) {
+                streamMachine.cancel(key);
+            }
+            return;
+        }
         if (machine == null || !machine.cancel(key)) {
             return;
         }
@@ -333,6 +397,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     /** {@code basic.get}. On the shard. */
     @Override
     public Optional<Delivery> get(boolean noAck) {
+        if (stream) {
+            throw StreamSupport.unsupported("basic.get", def.name(), vhost);
+        }
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
@@ -348,6 +415,13 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         if (closed) {
             return;
         }
+        if (stream) {
+            // a stream removes nothing: any settlement only gives its consumer the credit back
+            for (long offset : offsets) {
+                streamMachine.ack(offset, streamReads);
+            }
+            return;
+        }
         LocalQueue.apply(machine, offsets, settlement, this);
         flushSettles();
     }
@@ -355,6 +429,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     /** Settles every ready message. On the shard. */
     @Override
     public long purge() {
+        if (stream) {
+            throw StreamSupport.unsupported("queue.purge", def.name(), vhost);
+        }
         long purged = machine.purge(this);
         flushSettles();
         return purged;
@@ -373,6 +450,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             return 0;
         }
         closed = true;
+        if (retention != null) {
+            retention.cancel();
+        }
         long ready = machine == null ? 0 : machine.readyCount();
         for (Map.Entry<ConsumerKey, ConsumerEntry> entry : consumers.entrySet()) {
             entry.getValue().sink().cancelled(entry.getValue().tag());
@@ -503,6 +583,101 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         } catch (IOException e) {
             throw new BrokerFailure(
                     ReplyCode.INTERNAL_ERROR, "cannot read message " + offset + ": " + e.getMessage(), e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- a stream
+
+    /** The stream's log as a new reader's start needs it: readable up to what is durable. */
+    private final StreamSupport.Log streamLog = new StreamSupport.Log() {
+        @Override
+        public long first() {
+            return log.startOffset();
+        }
+
+        @Override
+        public long next() {
+            return streamMachine.end() + 1;
+        }
+
+        @Override
+        public boolean isMessage(long offset) throws IOException {
+            List<LogRecord> records = log.read(offset, 1);
+            return !records.isEmpty() && holdsMessage(records.getFirst());
+        }
+
+        @Override
+        public long firstAtOrAfter(long epochMillis) throws IOException {
+            return log.firstOffsetAtOrAfter(epochMillis, log.startOffset());
+        }
+    };
+
+    private static boolean holdsMessage(LogRecord record) {
+        return record.type() == RecordType.DATA && MessageRecord.kind(record.payload()) == MessageRecord.MESSAGE;
+    }
+
+    /** Reads a stream's durable records for a reader and hands its messages over, each with its offset. */
+    private final class StreamReads implements StreamEffects {
+        @Override
+        public long deliver(ConsumerKey consumer, long from, long upTo, int max, LongConsumer delivered) {
+            ConsumerEntry entry = consumers.get(consumer);
+            if (entry == null) {
+                return from;
+            }
+            List<LogRecord> records;
+            try {
+                records = log.read(Math.max(from, log.startOffset()), StreamSupport.READ_BYTES);
+            } catch (IOException | RuntimeException e) {
+                LOG.error("event=stream_read_failed queue={} from={}", def.name(), from, e);
+                return from;
+            }
+            long next = from;
+            int count = 0;
+            for (LogRecord record : records) {
+                if (record.offset() > upTo || count == max) {
+                    break;
+                }
+                if (holdsMessage(record)) {
+                    entry.sink()
+                            .deliver(
+                                    entry.tag(),
+                                    StreamSupport.delivery(QueueReplica.this, record.offset(), record.payload()));
+                    delivered.accept(record.offset());
+                    count++;
+                }
+                next = record.offset() + 1;
+            }
+            return next;
+        }
+    }
+
+    /**
+     * Retention of a stream, every {@value #RETENTION_EVERY_MS} ms: the oldest whole segments beyond {@code
+     * x-max-length-bytes}, and those whose records are all older than {@code x-max-age}, go; never what is not durable.
+     */
+    private void retain() {
+        if (closed || streamMachine == null) {
+            return;
+        }
+        long keep = log.startOffset();
+        try {
+            if (streamMaxBytes != Long.MAX_VALUE) {
+                keep = Math.max(keep, log.retainedStart(streamMaxBytes));
+            }
+            if (streamMaxAgeMs != Long.MAX_VALUE) {
+                keep = Math.max(keep, log.retainedStartByAge(System.currentTimeMillis() - streamMaxAgeMs));
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("event=stream_retention_failed queue={}", def.name(), e);
+            return;
+        }
+        long below = Math.min(keep, streamMachine.end() + 1);
+        if (below > log.startOffset()) {
+            log.discardBefore(below).whenComplete((start, failure) -> {
+                if (failure != null) {
+                    LOG.error("event=stream_discard_failed queue={} below={}", def.name(), below, failure);
+                }
+            });
         }
     }
 }

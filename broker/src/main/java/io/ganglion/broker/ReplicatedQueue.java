@@ -1,8 +1,5 @@
 package io.ganglion.broker;
 
-import io.ganglion.amqp.protocol.BasicProperties;
-import io.ganglion.amqp.protocol.FieldTable;
-import io.ganglion.amqp.protocol.FieldValue;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
@@ -572,7 +569,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             throw notHere();
         }
         if (stream) {
-            checkStreamConsumer(noAck, prefetch);
+            StreamSupport.checkConsumer(def.name(), vhost, noAck, prefetch);
         }
         if (consumers.containsKey(key)) {
             throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
@@ -581,7 +578,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         // registered before the machine sees it: consuming delivers the ready messages at once, to this entry
         consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
         ConsumeOutcome outcome = stream
-                ? streamMachine.consume(key, prefetch, exclusive, streamFrom(start), streamReads)
+                ? streamMachine.consume(
+                        key, prefetch, exclusive, StreamSupport.from(start, streamLog, def.name()), streamReads)
                 : machine.consume(key, prefetch, noAck, exclusive, this);
         switch (outcome) {
             case ADDED -> {}
@@ -598,66 +596,29 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
-    /** What RabbitMQ refuses of a stream consumer, refused the same way. */
-    private void checkStreamConsumer(boolean noAck, int prefetch) {
-        if (noAck) {
-            throw new BrokerFailure(
-                    ReplyCode.NOT_IMPLEMENTED,
-                    "automatic acknowledgement not supported by stream queue '" + def.name() + "' in vhost '" + vhost
-                            + "'");
+    /** The stream's log as a new reader's start needs it: readable up to the commit. */
+    private final StreamSupport.Log streamLog = new StreamSupport.Log() {
+        @Override
+        public long first() {
+            return host.startNow();
         }
-        if (prefetch < 1) {
-            throw new BrokerFailure(
-                    ReplyCode.PRECONDITION_FAILED,
-                    "consumer prefetch count is not set for stream queue '" + def.name() + "' in vhost '" + vhost
-                            + "' (basic.qos with global=false before basic.consume)");
+
+        @Override
+        public long next() {
+            return enqueuedUpTo + 1;
         }
-    }
 
-    /** The offset a new stream reader starts at: {@code start} resolved against the log now. */
-    private long streamFrom(StreamStart start) {
-        long first = host.startNow();
-        long next = enqueuedUpTo + 1;
-        return switch (start.kind()) {
-            case FIRST -> first;
-            case NEXT -> next;
-            case OFFSET -> Math.min(Math.max(start.value(), first), next);
-            case LAST -> lastMessage(first, next);
-            case TIMESTAMP -> {
-                try {
-                    yield Math.min(host.firstOffsetAtOrAfterNow(start.value(), first), next);
-                } catch (IOException e) {
-                    throw new BrokerFailure(
-                            ReplyCode.INTERNAL_ERROR, "cannot read stream '" + def.name() + "': " + e.getMessage(), e);
-                }
-            }
-        };
-    }
-
-    /** The offset of the last committed message, or {@code next} when there is none near the end. */
-    private long lastMessage(long first, long next) {
-        for (long offset = next - 1; offset >= first && offset >= next - LAST_MESSAGE_LOOK_BACK; offset--) {
-            try {
-                List<Record> records = host.readRecords(offset, offset);
-                if (!records.isEmpty() && records.getFirst() instanceof Record.Message) {
-                    return offset;
-                }
-            } catch (IOException e) {
-                throw new BrokerFailure(
-                        ReplyCode.INTERNAL_ERROR, "cannot read stream '" + def.name() + "': " + e.getMessage(), e);
-            }
+        @Override
+        public boolean isMessage(long offset) throws IOException {
+            List<Record> records = host.readRecords(offset, offset);
+            return !records.isEmpty() && records.getFirst() instanceof Record.Message;
         }
-        return next;
-    }
 
-    /** How far back from the end {@code x-stream-offset: last} looks for a message past epoch starts. */
-    private static final int LAST_MESSAGE_LOOK_BACK = 64;
-
-    private BrokerFailure notForStreams(String what) {
-        return new BrokerFailure(
-                ReplyCode.NOT_IMPLEMENTED,
-                what + " not supported by stream queue '" + def.name() + "' in vhost '" + vhost + "'");
-    }
+        @Override
+        public long firstAtOrAfter(long epochMillis) throws IOException {
+            return host.firstOffsetAtOrAfterNow(epochMillis, host.startNow());
+        }
+    };
 
     @Override
     public void cancel(ConsumerKey key) {
@@ -673,7 +634,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public Optional<Delivery> get(boolean noAck) {
         if (stream) {
-            throw notForStreams("basic.get");
+            throw StreamSupport.unsupported("basic.get", def.name(), vhost);
         }
         if (!active()) {
             throw notHere();
@@ -700,7 +661,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public long purge() {
         if (stream) {
-            throw notForStreams("queue.purge");
+            throw StreamSupport.unsupported("queue.purge", def.name(), vhost);
         }
         if (!active()) {
             throw notHere();
@@ -778,9 +739,6 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** Reads a stream's committed records for a reader and hands its messages over, each with its offset. */
     private final class StreamReads implements StreamEffects {
-        /** A read takes at most this many bytes of records at once; the reader's loop reads on while it has credit. */
-        private static final long READ_BYTES = 1 << 20;
-
         @Override
         public long deliver(ConsumerKey consumer, long from, long upTo, int max, LongConsumer delivered) {
             ConsumerEntry entry = consumers.get(consumer);
@@ -789,7 +747,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             }
             List<Record> records;
             try {
-                records = host.readRecords(from, Math.min(upTo, from + max - 1), READ_BYTES);
+                records = host.readRecords(from, Math.min(upTo, from + max - 1), StreamSupport.READ_BYTES);
             } catch (IOException e) {
                 LOG.error("event=stream_read_failed queue={} from={}", def.name(), from, e);
                 return from;
@@ -797,31 +755,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             long next = from;
             for (Record record : records) {
                 if (record instanceof Record.Message message) {
-                    entry.sink().deliver(entry.tag(), streamDelivery(message));
+                    entry.sink()
+                            .deliver(
+                                    entry.tag(),
+                                    StreamSupport.delivery(ReplicatedQueue.this, message.offset(), message.body()));
                     delivered.accept(message.offset());
                 }
                 next = record.offset() + 1;
             }
             return next;
         }
-    }
-
-    /** A stream's message as a delivery: its offset in the {@code x-stream-offset} header, as RabbitMQ adds it. */
-    private Delivery streamDelivery(Record.Message message) {
-        MessageRecord.Message decoded = MessageRecord.decodeMessage(message.body());
-        BasicProperties properties = decoded.properties();
-        FieldTable headers = properties.headers() == null ? FieldTable.EMPTY : properties.headers();
-        BasicProperties withOffset = properties.toBuilder()
-                .headers(headers.with("x-stream-offset", new FieldValue.Int64(message.offset())))
-                .build();
-        return new Delivery(
-                this,
-                message.offset(),
-                false,
-                decoded.exchange(),
-                decoded.routingKey(),
-                withOffset,
-                Unpooled.wrappedBuffer(decoded.body()),
-                0);
     }
 }
