@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongArrayList;
+import org.agrona.collections.LongHashSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -89,7 +90,8 @@ final class RemoteQueues {
 
     private final NodeId self;
     private final LongFunction<LocalQueue> localReplicas;
-    private volatile PeerLink link;
+    /** How messages leave for other brokers: the peer link once attached (a test may give another). */
+    private volatile java.util.function.BiPredicate<NodeId, PeerMessage> sender = (to, message) -> false;
 
     // client side
     private final AtomicLong ids = new AtomicLong();
@@ -320,7 +322,12 @@ final class RemoteQueues {
     }
 
     void attach(PeerLink link) {
-        this.link = link;
+        attach(link == null ? (to, message) -> false : link::send);
+    }
+
+    /** Starts the resender, with {@code sender} taking every message to another broker. */
+    void attach(java.util.function.BiPredicate<NodeId, PeerMessage> sender) {
+        this.sender = sender;
         resender.scheduleWithFixedDelay(this::resend, RESEND_EVERY_MS, RESEND_EVERY_MS, TimeUnit.MILLISECONDS);
     }
 
@@ -361,7 +368,21 @@ final class RemoteQueues {
     private void resend() {
         try {
             long now = System.nanoTime();
+            // publishes in flight to a broker that no longer owns their queue (dead, frozen or deposed) go back to
+            // waiting, all of them before any is sent again: the next owner takes them in order, finding in its log
+            // any the old owner committed (same id); a frozen owner would otherwise hold them, and the publishes
+            // queued behind them, until the timeout
+            for (Forwarded forwarded : publishes.values()) {
+                if (forwarded.replicated && !forwarded.waiting) {
+                    Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
+                    if (owner.isPresent() && !owner.get().equals(forwarded.home)) {
+                        forwarded.backToWaiting();
+                    }
+                }
+            }
             int resent = 0;
+            // a queue one of whose waiting publishes could not go this round: its later ones wait too, in order
+            LongHashSet held = new LongHashSet();
             for (Map.Entry<Long, Forwarded> entry : publishes.entrySet()) {
                 Forwarded forwarded = entry.getValue();
                 if (now - forwarded.deadline >= 0) {
@@ -375,12 +396,14 @@ final class RemoteQueues {
                 if (!forwarded.waiting) {
                     continue;
                 }
-                Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
-                if (owner.isEmpty()) {
-                    continue; // recovering: try again on the next round
+                if (held.contains(forwarded.queueId)) {
+                    continue;
                 }
-                if (!forwarded.resendTo(owner.get())) {
-                    continue; // an earlier publish of its queue is still in flight to another broker
+                Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
+                if (owner.isEmpty() || !forwarded.resendTo(owner.get())) {
+                    // recovering, or an earlier publish of its queue still in flight to another broker: next round
+                    held.add(forwarded.queueId);
+                    continue;
                 }
                 forwarded.resentAt = now;
                 resent++;
@@ -390,6 +413,7 @@ final class RemoteQueues {
                 } else if (!send(
                         owner.get(), new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.message))) {
                     forwarded.backToWaiting();
+                    held.add(forwarded.queueId);
                 }
             }
             if (resent > 0) {
@@ -1018,8 +1042,7 @@ final class RemoteQueues {
     }
 
     private boolean send(NodeId to, PeerMessage message) {
-        PeerLink current = link;
-        return current != null && current.send(to, message);
+        return sender.test(to, message);
     }
 
     private static byte[] bytes(ByteBuffer buffer) {

@@ -29,7 +29,7 @@ class RemoteQueuesTest {
                 new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.MILLISECONDS.toNanos(200));
         // a replicated queue with no owner in sight: the publish waits for one, then times out
         remote.replication((vhost, queue) -> Optional.empty(), 7);
-        remote.attach(null);
+        remote.attach((io.ganglion.broker.peer.PeerLink) null);
         long started = System.nanoTime();
         CompletableFuture<Void> outcome = remote.publish(
                 new NodeId("ganglion-2"), "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {1, 2, 3}));
@@ -47,7 +47,7 @@ class RemoteQueuesTest {
     @Test
     void shouldFailAtOnceAPublishToAnUnreachableHomeOfAQueueThatIsNotReplicated() {
         RemoteQueues remote = new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30));
-        remote.attach(null);
+        remote.attach((io.ganglion.broker.peer.PeerLink) null);
         CompletableFuture<Void> outcome =
                 remote.publish(new NodeId("ganglion-2"), "/", 42, "orders", false, ByteBuffer.wrap(new byte[] {1}));
         assertThat(outcome).isCompletedExceptionally();
@@ -128,7 +128,8 @@ class RemoteQueuesTest {
             RemoteQueues remote = new RemoteQueues(self, id -> id == 42 ? queue : null, TimeUnit.SECONDS.toNanos(30));
             AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.empty());
             remote.replication((vhost, name) -> owner.get(), 7);
-            remote.attach(null); // no link: whatever is sent to another broker waits, as when its link closes
+            remote.attach((io.ganglion.broker.peer.PeerLink)
+                    null); // no link: whatever is sent to another broker waits, as when its link closes
 
             List<CompletableFuture<Void>> outcomes = new ArrayList<>();
             for (int i = 0; i < 60; i++) {
@@ -160,6 +161,57 @@ class RemoteQueuesTest {
             remote.decidedLocally(42);
             assertThat(remote.laneOf(42).inFlight()).isZero();
         }
+    }
+
+    /**
+     * An owner that stops answering (frozen) while publishes are in flight to it: once the image names the next owner,
+     * they are all sent to it again, in order, and the publishes after them follow them there; nothing waits for the
+     * frozen broker's timeout.
+     */
+    @Test
+    void shouldSendPublishesInFlightToAFrozenOwnerToTheNextOneInOrder() throws Exception {
+        NodeId frozen = new NodeId("ganglion-2");
+        NodeId next = new NodeId("ganglion-3");
+        RemoteQueues remote = new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30));
+        AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.of(frozen));
+        remote.replication((vhost, name) -> owner.get(), 7);
+        List<String> sent = new CopyOnWriteArrayList<>();
+        remote.attach((to, message) -> {
+            if (message instanceof io.ganglion.broker.peer.PeerMessage.PublishToHome publish) {
+                sent.add(to.value() + ":" + publish.message()[0]);
+            }
+            return true;
+        });
+        List<CompletableFuture<Void>> outcomes = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            outcomes.add(remote.publish(frozen, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {(byte) i})));
+        }
+        assertThat(remote.laneOf(42).inFlight()).isEqualTo(10);
+
+        owner.set(Optional.of(next)); // recovered elsewhere; the frozen broker's link stays open
+        remote.ownersMayHaveChanged();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (sent.stream().filter(s -> s.startsWith("ganglion-3")).count() < 10 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        outcomes.add(remote.publish(next, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {10})));
+
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            expected.add("ganglion-2:" + i);
+        }
+        for (int i = 0; i <= 10; i++) {
+            expected.add("ganglion-3:" + i);
+        }
+        assertThat(sent).isEqualTo(expected);
+        // the next owner answers them all (it finds any the frozen one committed in its log: the same ids)
+        for (long sequence = 1; sequence <= 11; sequence++) {
+            remote.onMessage(next, new io.ganglion.broker.peer.PeerMessage.PublishToHomeOutcome(sequence, 0, ""));
+        }
+        CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
+        assertThat(remote.forwardedCount()).isZero();
+        assertThat(remote.laneOf(42).inFlight()).isZero();
+        assertThat(remote.laneOf(42).waiting()).isZero();
     }
 
     /** A lane lets a publish through to the broker every earlier one went to, and holds it for another. */
