@@ -372,9 +372,12 @@ final class RemoteQueues {
             // waiting, all of them before any is sent again: the next owner takes them in order, finding in its log
             // any the old owner committed (same id); a frozen owner would otherwise hold them, and the publishes
             // queued behind them, until the timeout
+            // each queue's owner looked up once a round: many publishes may be in flight
+            Map<Long, Optional<NodeId>> owners = new java.util.HashMap<>();
             for (Forwarded forwarded : publishes.values()) {
                 if (forwarded.replicated && !forwarded.waiting) {
-                    Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
+                    Optional<NodeId> owner = owners.computeIfAbsent(
+                            forwarded.queueId, id -> ownerOf.apply(forwarded.vhost, forwarded.queue));
                     if (owner.isPresent() && !owner.get().equals(forwarded.home)) {
                         forwarded.backToWaiting();
                     }
@@ -399,7 +402,8 @@ final class RemoteQueues {
                 if (held.contains(forwarded.queueId)) {
                     continue;
                 }
-                Optional<NodeId> owner = ownerOf.apply(forwarded.vhost, forwarded.queue);
+                Optional<NodeId> owner = owners.computeIfAbsent(
+                        forwarded.queueId, id -> ownerOf.apply(forwarded.vhost, forwarded.queue));
                 if (owner.isEmpty() || !forwarded.resendTo(owner.get())) {
                     // recovering, or an earlier publish of its queue still in flight to another broker: next round
                     held.add(forwarded.queueId);
