@@ -101,6 +101,14 @@ final class PerfTestBench implements Callable<Integer> {
     java.util.Map<String, String> brokerSettings = new java.util.LinkedHashMap<>();
 
     @Option(
+            names = "--queue-type",
+            defaultValue = "quorum",
+            description =
+                    "quorum (the issue's cases) or stream: x-queue-type of the queues, a stream's consumers with a"
+                            + " prefetch of 1000 (default ${DEFAULT-VALUE})")
+    String queueType;
+
+    @Option(
             names = "--jfr",
             description = "record each Ganglion broker with JDK Flight Recorder into DIR/ganglion-N.jfr (a profile)")
     boolean jfr;
@@ -123,6 +131,9 @@ final class PerfTestBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!queueType.equals("quorum") && !queueType.equals("stream")) {
+            throw new Main.UsageError("--queue-type is quorum or stream, not '" + queueType + "'");
+        }
         if (targets.size() != new java.util.HashSet<>(targets).size()) {
             // each target is one cluster: a second of the same name was started and never stopped
             throw new Main.UsageError("a target named twice in --targets " + String.join(",", targets));
@@ -325,7 +336,7 @@ final class PerfTestBench implements Callable<Integer> {
                 "-h",
                 uri,
                 "--queue-args",
-                "x-queue-type=quorum",
+                "x-queue-type=" + queueType,
                 "-f",
                 "persistent",
                 "--auto-delete",
@@ -335,6 +346,9 @@ final class PerfTestBench implements Callable<Integer> {
                 "-z",
                 String.valueOf(seconds)));
         command.addAll(caseArgs(testCase, round));
+        if (queueType.equals("stream")) {
+            command.addAll(List.of("-q", "1000")); // a stream consumer needs a prefetch
+        }
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -379,9 +393,12 @@ final class PerfTestBench implements Callable<Integer> {
     private void print(List<Result> results) {
         System.out.println();
         System.out.printf(
-                "PerfTest 2.22.1, quorum queues, -f persistent -c 1000, %d s per run; Ganglion: 3 brokers, RabbitMQ %s: 3"
+                "PerfTest 2.22.1, %s, -f persistent -c 1000%s, %d s per run; Ganglion: 3 brokers, RabbitMQ %s: 3"
                         + " nodes, on this machine%n",
-                seconds, targets.contains("rabbitmq") ? RabbitMqTarget.version() : "-");
+                queueType.equals("stream") ? "streams" : "quorum queues",
+                queueType.equals("stream") ? " -q 1000" : "",
+                seconds,
+                targets.contains("rabbitmq") ? RabbitMqTarget.version() : "-");
         System.out.printf(
                 "%-9s %-5s %5s %12s %12s %10s %10s %10s%n",
                 "target", "case", "round", "confirmed/s", "received/s", "p50 ms", "p95 ms", "p99 ms");

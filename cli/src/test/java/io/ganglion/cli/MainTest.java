@@ -56,6 +56,9 @@ class MainTest {
         Result twice = run("bench", "perftest", "--targets", "ganglion,rabbitmq", "--targets", "ganglion");
         assertThat(twice.status()).isEqualTo(2);
         assertThat(twice.err()).contains("a target named twice in --targets ganglion,rabbitmq,ganglion");
+        Result type = run("bench", "perftest", "--queue-type", "classic");
+        assertThat(type.status()).isEqualTo(2);
+        assertThat(type.err()).contains("--queue-type is quorum or stream, not 'classic'");
         Result disk = run("bench", "disk", "--seconds", "0");
         assertThat(disk.status()).isEqualTo(2);
         assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
