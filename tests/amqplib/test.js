@@ -43,6 +43,39 @@ async function main() {
     check(got.every((body, i) => body === 'msg-' + i), 'in order');
     const declared = await channel.checkQueue(queue);
     check(declared.messageCount === 0, 'nothing left after acks');
+
+    // a stream: every reader reads it from where it chooses, each delivery with its x-stream-offset
+    await channel.assertQueue('amqplib.stream', { durable: true, arguments: { 'x-queue-type': 'stream' } });
+    for (let i = 0; i < 20; i++) {
+      channel.sendToQueue('amqplib.stream', Buffer.from('event-' + i), { persistent: true });
+    }
+    await channel.waitForConfirms();
+    const read = async (offset, count) => {
+      const reader = await connection.createChannel();
+      await reader.prefetch(10);
+      const reads = [];
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('timed out reading the stream, got ' + reads.length)), 10000);
+        reader.consume('amqplib.stream', (msg) => {
+          reads.push({ body: msg.content.toString(), offset: Number(msg.properties.headers['x-stream-offset']) });
+          reader.ack(msg);
+          if (reads.length === count) {
+            clearTimeout(timer);
+            resolve();
+          }
+        }, { arguments: { 'x-stream-offset': offset } });
+      });
+      await reader.close();
+      return reads;
+    };
+    const all = await read('first', 20);
+    check(all.every((r, i) => r.body === 'event-' + i && (i === 0 || r.offset > all[i - 1].offset)),
+      'a stream read from first, in order, offsets increasing');
+    const tail = await read(all[15].offset, 5);
+    check(tail.map((r) => r.body).join() === all.slice(15).map((r) => r.body).join(), 'a stream read from an offset');
+    const again = await read('first', 20);
+    check(again.length === 20, 'reading removed nothing');
+    await channel.deleteQueue('amqplib.stream');
     await channel.close();
   } finally {
     await connection.close();

@@ -9,7 +9,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Node's amqplib (tests/amqplib) against a real broker: connect, declare, publish with confirms, consume, ack. */
+/**
+ * Node's amqplib (tests/amqplib) against a real broker: connect, declare, publish with confirms, consume, ack, and a
+ * stream read from first and from an offset.
+ */
 class AmqplibIT {
     private static final Path SCRIPT_DIR =
             Path.of("..", "tests", "amqplib").toAbsolutePath().normalize();
@@ -24,7 +27,7 @@ class AmqplibIT {
         }
         try (TestBroker broker = new TestBroker(dir.resolve("b"))) {
             String output = run(List.of("node", "test.js", "amqp://guest:guest@127.0.0.1:" + broker.amqpPort), 60);
-            assertThat(output).contains("amqplib: 5 passed, 0 failed");
+            assertThat(output).contains("amqplib: 8 passed, 0 failed");
         }
     }
 
