@@ -15,6 +15,7 @@ import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.LogPosition;
 import io.ganglion.coordination.RecoveryRequest;
+import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.EpochHistory;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -392,6 +393,20 @@ class PeerCodecTest {
         frame[frame.length - 3] = 2;
 
         assertRejected(Unpooled.wrappedBuffer(frame), Reason.MALFORMED);
+    }
+
+    @Test
+    void shouldRejectAnUnknownStreamStartAndAnOffsetOnAStartThatTakesNone() {
+        PeerMessage subscribe = new PeerMessage.Subscribe(10, 77, 11, "t", false, false, 5, StreamStart.at(4096));
+        byte[] frame = PeerMessages.frameBytes(subscribe);
+        // the start is the kind octet and the int64 value at the end
+        frame[frame.length - 9] = 9;
+        assertRejected(Unpooled.wrappedBuffer(frame), Reason.MALFORMED);
+        channel.finishAndReleaseAll();
+        channel = new EmbeddedChannel(new PeerCodec());
+        byte[] first = PeerMessages.frameBytes(subscribe);
+        first[first.length - 9] = (byte) StreamStart.Kind.FIRST.ordinal(); // first with an offset of 4096
+        assertRejected(Unpooled.wrappedBuffer(first), Reason.MALFORMED);
     }
 
     @Test
