@@ -341,6 +341,7 @@ final class LocalBackend implements BrokerBackend {
                 }
             }
         }
+        remote.forgetLanesExcept(live);
         for (Long id : List.copyOf(replicated.keySet())) {
             if (!live.contains(id)) {
                 ReplicatedQueue queue = replicated.remove(id);

@@ -130,6 +130,10 @@ final class RemoteQueues {
             return inFlight;
         }
 
+        synchronized boolean idle() {
+            return inFlight == 0 && waiting == 0;
+        }
+
         synchronized int waiting() {
             return waiting;
         }
@@ -517,6 +521,21 @@ final class RemoteQueues {
     /** A publish {@link #publishLocallyNow} let through was decided by this broker's replica. */
     void decidedLocally(long queueId) {
         lane(queueId).decidedInFlight();
+    }
+
+    /**
+     * Forgets the idle lanes of queues that are gone ({@code live}: the replicated queues the image holds). A publish
+     * still holding a forgotten lane counts on it alone; its queue is deleted.
+     */
+    void forgetLanesExcept(java.util.Set<Long> live) {
+        lanes.entrySet()
+                .removeIf(entry ->
+                        !live.contains(entry.getKey()) && entry.getValue().idle());
+    }
+
+    /** How many lanes are kept, for tests. */
+    int laneCount() {
+        return lanes.size();
     }
 
     /** The lane of a replicated queue, for tests. */

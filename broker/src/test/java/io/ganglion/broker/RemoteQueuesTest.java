@@ -158,8 +158,18 @@ class RemoteQueuesTest {
             assertThat(remote.publishLocallyNow(42))
                     .as("nothing left before it")
                     .isTrue();
+            remote.forgetLanesExcept(java.util.Set.of());
+            assertThat(remote.laneCount()).as("a lane in use is kept").isEqualTo(1);
             remote.decidedLocally(42);
             assertThat(remote.laneOf(42).inFlight()).isZero();
+            remote.forgetLanesExcept(java.util.Set.of(42L));
+            assertThat(remote.laneCount())
+                    .as("the lane of a live queue is kept")
+                    .isEqualTo(1);
+            remote.forgetLanesExcept(java.util.Set.of());
+            assertThat(remote.laneCount())
+                    .as("an idle lane of a deleted queue goes")
+                    .isZero();
         }
     }
 
