@@ -935,9 +935,8 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         QueueDef def = queueDef(vhost, queue, connectionId);
-        StreamStart start = def.type() == QueueType.STREAM
-                ? StreamArguments.start(arguments, queue, vhost, System.currentTimeMillis())
-                : StreamStart.NEXT;
+        StreamStart start =
+                def.type() == QueueType.STREAM ? StreamArguments.start(arguments, queue, vhost) : StreamStart.NEXT;
         String home = homeOrFail(vhost, def);
         if (!home.equals(self)) {
             return remote.consume(

@@ -610,6 +610,11 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         public long firstAtOrAfter(long epochMillis) throws IOException {
             return log.firstOffsetAtOrAfter(epochMillis, log.startOffset());
         }
+
+        @Override
+        public long nowMillis() {
+            return storage.nowMillis();
+        }
     };
 
     private static boolean holdsMessage(LogRecord record) {
@@ -665,7 +670,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
                 keep = Math.max(keep, log.retainedStart(streamMaxBytes));
             }
             if (streamMaxAgeMs != Long.MAX_VALUE) {
-                keep = Math.max(keep, log.retainedStartByAge(System.currentTimeMillis() - streamMaxAgeMs));
+                keep = Math.max(keep, log.retainedStartByAge(storage.nowMillis() - streamMaxAgeMs));
             }
         } catch (IOException | RuntimeException e) {
             LOG.error("event=stream_retention_failed queue={}", def.name(), e);

@@ -273,8 +273,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
         if (streamMaxAgeMs != Long.MAX_VALUE) {
             try {
-                long cutoff = System.currentTimeMillis() - streamMaxAgeMs;
-                keepFrom = Math.max(keepFrom, host.retainedStartByAgeNow(cutoff));
+                keepFrom = Math.max(keepFrom, host.retainedStartByAgeNow(streamMaxAgeMs));
             } catch (IOException e) {
                 LOG.error("event=stream_retention_failed queue={}", def.name(), e);
             }
@@ -617,6 +616,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         @Override
         public long firstAtOrAfter(long epochMillis) throws IOException {
             return host.firstOffsetAtOrAfterNow(epochMillis, host.startNow());
+        }
+
+        @Override
+        public long nowMillis() {
+            return host.nowMs();
         }
     };
 

@@ -82,10 +82,11 @@ final class StreamArguments {
 
     /**
      * Where a consumer of a stream starts: its {@code x-stream-offset} ({@code first}, {@code last}, {@code next}, or
-     * an offset as a whole number, a timestamp, or an interval back from {@code nowMillis} such as {@code "1h"}),
-     * {@link StreamStart#NEXT} without one. Throws 406 PRECONDITION_FAILED for another value.
+     * an offset as a whole number, a timestamp, or an interval back from now such as {@code "1h"}, which the stream's
+     * log resolves by its own clock), {@link StreamStart#NEXT} without one. Throws 406 PRECONDITION_FAILED for another
+     * value.
      */
-    static StreamStart start(FieldTable arguments, String queue, String vhost, long nowMillis) {
+    static StreamStart start(FieldTable arguments, String queue, String vhost) {
         Optional<FieldValue> given = arguments == null ? Optional.empty() : arguments.get("x-stream-offset");
         if (given.isEmpty()) {
             return StreamStart.NEXT;
@@ -101,16 +102,12 @@ final class StreamArguments {
                 case "last" -> StreamStart.LAST;
                 case "next" -> StreamStart.NEXT;
                 default ->
-                    StreamStart.since(Math.max(
-                            0,
-                            nowMillis
-                                    - ageMillis(spec)
-                                            .orElseThrow(() -> invalidOffset(
-                                                    value,
-                                                    queue,
-                                                    vhost,
-                                                    "expected first, last, next, an offset, a timestamp or an"
-                                                            + " interval such as 1h"))));
+                    StreamStart.ago(ageMillis(spec)
+                            .orElseThrow(() -> invalidOffset(
+                                    value,
+                                    queue,
+                                    vhost,
+                                    "expected first, last, next, an offset, a timestamp or an interval such as 1h")));
             };
         }
         Long offset = FieldTables.integral(FieldTables.toPlain(value));

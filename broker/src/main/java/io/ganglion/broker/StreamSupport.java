@@ -39,6 +39,9 @@ final class StreamSupport {
 
         /** The first offset from {@link #first()} on appended at or after {@code epochMillis}. */
         long firstAtOrAfter(long epochMillis) throws IOException;
+
+        /** The time now by the clock that stamped the log's records. */
+        long nowMillis();
     }
 
     /** What RabbitMQ refuses of a stream consumer, refused the same way. */
@@ -74,6 +77,8 @@ final class StreamSupport {
                 case OFFSET -> Math.min(Math.max(start.value(), first), next);
                 case LAST -> lastMessage(log, first, next);
                 case TIMESTAMP -> Math.min(Math.max(log.firstAtOrAfter(start.value()), first), next);
+                case INTERVAL ->
+                    Math.min(Math.max(log.firstAtOrAfter(Math.max(0, log.nowMillis() - start.value())), first), next);
             };
         } catch (IOException e) {
             throw new BrokerFailure(

@@ -7,7 +7,7 @@ import java.util.Objects;
  *
  * @param kind which of the choices
  * @param value the log offset for {@link Kind#OFFSET}, the time in milliseconds since the epoch for {@link
- *     Kind#TIMESTAMP}; 0 otherwise
+ *     Kind#TIMESTAMP}, milliseconds back for {@link Kind#INTERVAL}; 0 otherwise
  */
 public record StreamStart(Kind kind, long value) {
     /** The choices of {@code x-stream-offset}. */
@@ -20,11 +20,13 @@ public record StreamStart(Kind kind, long value) {
         NEXT,
         /** A log offset, as a delivery's {@code x-stream-offset} header gave it. */
         OFFSET,
+        /** A time: the first message appended then or later (an AMQP timestamp). */
+        TIMESTAMP,
         /**
-         * A time: the first message appended then or later (an AMQP timestamp, or an interval back from now such as
-         * {@code "1h"}).
+         * An interval back from now, such as {@code "1h"}: the first message appended that long ago or later, by the
+         * clock that stamped the log's records (the log resolves it, not the broker the consumer came through).
          */
-        TIMESTAMP
+        INTERVAL
     }
 
     /** The default when a consumer gives no {@code x-stream-offset}: only new messages. */
@@ -39,7 +41,7 @@ public record StreamStart(Kind kind, long value) {
         if (value < 0) {
             throw new IllegalArgumentException("a stream start is not negative: " + value);
         }
-        if (kind != Kind.OFFSET && kind != Kind.TIMESTAMP && value != 0) {
+        if (kind != Kind.OFFSET && kind != Kind.TIMESTAMP && kind != Kind.INTERVAL && value != 0) {
             throw new IllegalArgumentException(kind + " takes no value: " + value);
         }
     }
@@ -51,5 +53,10 @@ public record StreamStart(Kind kind, long value) {
     /** From the first message appended at or after {@code epochMillis}. */
     public static StreamStart since(long epochMillis) {
         return new StreamStart(Kind.TIMESTAMP, epochMillis);
+    }
+
+    /** From the first message appended {@code millis} ago or later. */
+    public static StreamStart ago(long millis) {
+        return new StreamStart(Kind.INTERVAL, millis);
     }
 }

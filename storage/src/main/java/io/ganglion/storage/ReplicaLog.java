@@ -1046,18 +1046,21 @@ public final class ReplicaLog {
 
     /**
      * Retention by age: the first offset to keep so that only whole segments all of whose records were appended
-     * before {@code timestampMillis} go, the oldest first; the active segment is always kept. On the shard thread.
+     * before {@code timestampMillis} go, the oldest first; the active segment is always kept. A segment is old when its
+     * last record is (timestamps grow with offsets, as one store's clock makes them), so this reads one record per
+     * segment that goes, and one more. On the shard thread.
      *
      * @throws IOException if reading a record fails
      */
     public long retainedStartByAge(long timestampMillis) throws IOException {
-        long firstYoung = firstOffsetAtOrAfter(timestampMillis, startOffset());
-        for (int i = segments.size() - 1; i > 0; i--) {
-            if (segments.get(i).baseOffset() <= firstYoung) {
+        for (int i = 0; i < segments.size() - 1; i++) {
+            long last = segments.get(i + 1).baseOffset() - 1;
+            List<LogRecord> records = read(last, 1);
+            if (records.isEmpty() || records.getFirst().timestamp() >= timestampMillis) {
                 return segments.get(i).baseOffset();
             }
         }
-        return startOffset();
+        return active.baseOffset();
     }
 
     /**

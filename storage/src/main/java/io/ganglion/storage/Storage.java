@@ -745,6 +745,11 @@ public final class Storage implements AutoCloseable {
 
     // ---------------------------------------------------------------- accessors
 
+    /** The store's clock now: the one its records' timestamps come from ({@link StorageConfig#epochMillis()}). */
+    public long nowMillis() {
+        return config.epochMillis().getAsLong();
+    }
+
     StorageConfig config() {
         return config;
     }

@@ -73,7 +73,8 @@ import io.netty.buffer.ByteBuf;
  *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
  *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
  *                          exclusive bool, prefetch int32, stream start kind int8 (0 first, 1 last, 2 next,
- *                          3 offset, 4 timestamp), stream start value int64 (the offset, or epoch millis)
+ *                          3 offset, 4 timestamp, 5 interval), stream start value int64 (the offset, epoch
+ *                          millis, or millis back from the owner's now)
  *   0x23  Deliver          consumerId int64, offset int64, redelivered bool, message bytes
  *   0x24  Settle           queueId int64, offsets list of int64, settlement int32
  *   0x25  CancelConsumer   queueId int64, consumerId int64

@@ -376,13 +376,18 @@ public final class ReplicaHost {
 
     /**
      * Retention by age for a stream: the first offset to keep so that only this copy's whole segments older than
-     * {@code epochMillis} go ({@link io.ganglion.storage.ReplicaLog#retainedStartByAge}); 0 when not open. On the
-     * shard.
+     * {@code maxAgeMs} go ({@link io.ganglion.storage.ReplicaLog#retainedStartByAge}), by the clock that stamps this
+     * host's appends; 0 when not open. On the shard.
      *
      * @throws IOException if the log cannot be read
      */
-    public long retainedStartByAgeNow(long epochMillis) throws IOException {
-        return log == null ? 0 : log.retainedStartByAge(epochMillis);
+    public long retainedStartByAgeNow(long maxAgeMs) throws IOException {
+        return log == null ? 0 : log.retainedStartByAge(nowMs() - maxAgeMs);
+    }
+
+    /** The time now by the clock that stamps this host's appends (its context's). */
+    public long nowMs() {
+        return context.clockMs().getAsLong();
     }
 
     /** The epoch this replica owns and admits publishes in, if any. On the shard. */

@@ -180,7 +180,11 @@ final class PeerMessages {
                         random.nextInt(),
                         random.nextBoolean()
                                 ? new StreamStart(
-                                        random.nextBoolean() ? StreamStart.Kind.OFFSET : StreamStart.Kind.TIMESTAMP,
+                                        List.of(
+                                                        StreamStart.Kind.OFFSET,
+                                                        StreamStart.Kind.TIMESTAMP,
+                                                        StreamStart.Kind.INTERVAL)
+                                                .get(random.nextInt(3)),
                                         random.nextLong(0, Long.MAX_VALUE))
                                 : new StreamStart(StreamStart.Kind.values()[random.nextInt(3)], 0));
             case 15 -> new PeerMessage.Deliver(random.nextLong(), random.nextLong(), random.nextBoolean(), bytes());
