@@ -90,6 +90,15 @@ class ReplicatedQueueIT {
             new AtomicReference<>(CompletableFuture.completedFuture(null));
 
     private void startCluster(int size, String... settings) throws Exception {
+        brokers = startCluster(dir, size, settings);
+    }
+
+    /**
+     * Starts {@code size} brokers under {@code dir}, each with {@code settings} (key, value, ...), logging their events,
+     * and waits until every one sees all of them live and a controller.
+     */
+    static List<BrokerChild> startCluster(Path dir, int size, String... settings) throws Exception {
+        List<BrokerChild> brokers;
         // ports are picked free, then bound by the brokers: another process may take one in between, and that broker
         // then exits at start; such a start is tried again on new ports (twice at most)
         for (int attempt = 1; ; attempt++) {
@@ -129,9 +138,10 @@ class ReplicatedQueueIT {
         for (BrokerChild broker : brokers) {
             awaitLive(broker, size);
         }
+        return brokers;
     }
 
-    private static void awaitLive(BrokerChild broker, int live) throws Exception {
+    static void awaitLive(BrokerChild broker, int live) throws Exception {
         await(broker, "/api/nodes", nodes -> {
             int count = 0;
             for (JsonNode node : nodes.path("nodes")) {
@@ -693,7 +703,7 @@ class ReplicatedQueueIT {
         return others(excluded).get(0);
     }
 
-    private static JsonNode queue(BrokerChild broker, String name) throws Exception {
+    static JsonNode queue(BrokerChild broker, String name) throws Exception {
         for (JsonNode queue : get(broker, "/api/queues")) {
             if (queue.path("name").asText().equals(name)) {
                 return queue;
@@ -702,8 +712,7 @@ class ReplicatedQueueIT {
         throw new AssertionError("no queue " + name + " on " + broker.nodeId());
     }
 
-    private static JsonNode awaitQueue(BrokerChild broker, String name, Predicate<JsonNode> condition)
-            throws Exception {
+    static JsonNode awaitQueue(BrokerChild broker, String name, Predicate<JsonNode> condition) throws Exception {
         JsonNode all = await(broker, "/api/queues", queues -> {
             for (JsonNode q : queues) {
                 if (q.path("name").asText().equals(name)) {

@@ -1,7 +1,5 @@
 package io.ganglion.cli;
 
-import static io.ganglion.cli.ClusterIT.await;
-import static io.ganglion.cli.ClusterIT.get;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -112,35 +110,7 @@ class StreamIT {
     }
 
     private void startCluster(String... settings) throws Exception {
-        brokers = BrokerChild.cluster(
-                dir,
-                3,
-                0,
-                0,
-                0,
-                0,
-                List.of(
-                        "-Xmx256m",
-                        "--enable-native-access=ALL-UNNAMED",
-                        "-Dorg.slf4j.simpleLogger.defaultLogLevel=info"));
-        for (BrokerChild broker : brokers) {
-            for (int i = 0; i < settings.length; i += 2) {
-                broker.with(settings[i], settings[i + 1]);
-            }
-            broker.launch();
-        }
-        for (BrokerChild broker : brokers) {
-            broker.awaitListening();
-        }
-        for (BrokerChild broker : brokers) {
-            await(broker, "/api/nodes", nodes -> {
-                int live = 0;
-                for (JsonNode node : nodes.path("nodes")) {
-                    live += node.path("status").asText().equals("live") ? 1 : 0;
-                }
-                return live == 3 && !nodes.path("controller").isNull();
-            });
-        }
+        brokers = ReplicatedQueueIT.startCluster(dir, 3, settings);
     }
 
     @AfterEach
@@ -187,12 +157,7 @@ class StreamIT {
     }
 
     private static JsonNode stream(BrokerChild broker, String name) throws Exception {
-        for (JsonNode queue : get(broker, "/api/queues")) {
-            if (queue.path("name").asText().equals(name)) {
-                return queue;
-            }
-        }
-        throw new AssertionError("no stream " + name);
+        return ReplicatedQueueIT.queue(broker, name);
     }
 
     @Test
@@ -314,15 +279,10 @@ class StreamIT {
                         "recent", true, false, false, Map.of("x-queue-type", "stream", "x-max-length-bytes", 200_000));
         String padding = "x".repeat(1000);
         publish(first, "recent", padding + "-", 0, 2000); // about 2 MB in 64 KiB segments
-        JsonNode trimmed = await(brokers.get(0), "/api/queues", queues -> {
-            for (JsonNode queue : queues) {
-                if (queue.path("name").asText().equals("recent")) {
-                    return queue.path("owner_status").path("start").asLong() > 1000;
-                }
-            }
-            return false;
-        });
-        assertThat(trimmed).isNotNull();
+        ReplicatedQueueIT.awaitQueue(
+                brokers.get(0),
+                "recent",
+                q -> q.path("owner_status").path("start").asLong() > 1000);
         Reader reader = Reader.subscribe(first, "recent", "first");
         Read oldest = reader.take(1).getFirst();
         int oldestIndex = Integer.parseInt(oldest.body().substring(padding.length() + 1));
@@ -358,14 +318,10 @@ class StreamIT {
         String padding = "y".repeat(1000);
         long publishing = System.currentTimeMillis(); // no record of "aged" is older
         publish(first, "aged", padding + "-", 0, 400); // about 450 KB in 64 KiB segments
-        await(brokers.get(0), "/api/queues", queues -> {
-            for (JsonNode queue : queues) {
-                if (queue.path("name").asText().equals("aged")) {
-                    return queue.path("owner_status").path("start").asLong() > 100;
-                }
-            }
-            return false;
-        });
+        ReplicatedQueueIT.awaitQueue(
+                brokers.get(0),
+                "aged",
+                q -> q.path("owner_status").path("start").asLong() > 100);
         assertThat(System.currentTimeMillis() - publishing)
                 .as("nothing discarded before its age")
                 .isGreaterThanOrEqualTo(2_900);
