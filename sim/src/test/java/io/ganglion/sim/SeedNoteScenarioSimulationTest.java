@@ -136,19 +136,8 @@ class SeedNoteScenarioSimulationTest {
     @Test
     void shouldFinishADropUnderANewController() {
         SimCluster cluster = new SimCluster(SimConfig.of(17, 5));
-        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
-        List<ObjectId> queues = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            queues.add(cluster.createWithClients(
-                    "q" + i, io.ganglion.coordination.ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, 40));
-        }
-        assertThat(cluster.awaitAllActivated(5_000)).isTrue();
-        cluster.runFor(1_000);
+        ObjectId queue = queueWithoutTheController(cluster);
         NodeId controller = cluster.controller().orElseThrow();
-        ObjectId queue = queues.stream()
-                .filter(q -> !active(cluster, q).hasMember(controller))
-                .findFirst()
-                .orElseThrow();
         Assignment before = active(cluster, queue);
         NodeId follower = before.followers().get(0);
 
@@ -275,19 +264,8 @@ class SeedNoteScenarioSimulationTest {
     @Test
     void shouldResumePendingRecoveryUnderNewController() {
         SimCluster cluster = new SimCluster(SimConfig.of(16, 5));
-        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
-        List<ObjectId> queues = new ArrayList<>();
-        for (int i = 0; i < 5; i++) {
-            queues.add(cluster.createWithClients(
-                    "q" + i, io.ganglion.coordination.ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, 40));
-        }
-        assertThat(cluster.awaitAllActivated(5_000)).isTrue();
-        cluster.runFor(1_000);
+        ObjectId queue = queueWithoutTheController(cluster);
         NodeId controller = cluster.controller().orElseThrow();
-        ObjectId queue = queues.stream()
-                .filter(q -> !active(cluster, q).hasMember(controller))
-                .findFirst()
-                .orElseThrow();
         NodeId owner = active(cluster, queue).owner();
 
         cluster.crash(owner);
@@ -312,5 +290,25 @@ class SeedNoteScenarioSimulationTest {
         cluster.restart(owner);
         cluster.restart(controller);
         assertClean(cluster);
+    }
+
+    /**
+     * Five queues of three copies with clients on the five brokers of {@code cluster}, the hold at 0, all active and
+     * running a second: one of them that has no copy on the controller's broker.
+     */
+    private static ObjectId queueWithoutTheController(SimCluster cluster) {
+        cluster.setting(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS, 0);
+        List<ObjectId> queues = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            queues.add(cluster.createWithClients(
+                    "q" + i, io.ganglion.coordination.ObjectKind.QUEUE, 3, DurabilityMode.MAJORITY_DURABLE, 40));
+        }
+        assertThat(cluster.awaitAllActivated(5_000)).isTrue();
+        cluster.runFor(1_000);
+        NodeId controller = cluster.controller().orElseThrow();
+        return queues.stream()
+                .filter(q -> !active(cluster, q).hasMember(controller))
+                .findFirst()
+                .orElseThrow();
     }
 }
