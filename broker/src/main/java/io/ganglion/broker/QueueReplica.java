@@ -87,10 +87,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     private final boolean stream;
     /** The stream's readers once the log is open; null for a queue. */
     private StreamMachine streamMachine;
-    /** A stream's x-max-length-bytes and x-max-age (ms); {@link Long#MAX_VALUE} for none. */
-    private final long streamMaxBytes;
+    /** A stream's retention limits. */
+    private final StreamArguments.Retention streamRetention;
 
-    private final long streamMaxAgeMs;
     private final StreamReads streamReads = new StreamReads();
     /** A stream's retention check, every {@link #RETENTION_EVERY_MS} ms while it has a limit. */
     private Shard.Ticker retention;
@@ -117,9 +116,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         this.shard = shard;
         this.storage = storage;
         this.stream = def.type() == QueueType.STREAM;
-        Long maxBytes = FieldTables.integral(def.arguments().get("x-max-length-bytes"));
-        this.streamMaxBytes = maxBytes == null ? Long.MAX_VALUE : maxBytes;
-        this.streamMaxAgeMs = StreamArguments.maxAgeMillis(def.arguments()).orElse(Long.MAX_VALUE);
+        this.streamRetention = StreamArguments.Retention.of(def.arguments());
     }
 
     @Override
@@ -142,7 +139,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         log.durabilityListener(new Listener());
         if (stream) {
             streamMachine = new StreamMachine(log.durableOffset());
-            if (streamMaxBytes != Long.MAX_VALUE || streamMaxAgeMs != Long.MAX_VALUE) {
+            if (streamRetention.limited()) {
                 retention = shard.every(RETENTION_EVERY_MS, this::retain);
             }
             return;
@@ -664,14 +661,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         if (closed || streamMachine == null) {
             return;
         }
-        long keep = log.startOffset();
+        long keep;
         try {
-            if (streamMaxBytes != Long.MAX_VALUE) {
-                keep = Math.max(keep, log.retainedStart(streamMaxBytes));
-            }
-            if (streamMaxAgeMs != Long.MAX_VALUE) {
-                keep = Math.max(keep, log.retainedStartByAge(storage.nowMillis() - streamMaxAgeMs));
-            }
+            keep = log.retainedStart(streamRetention.maxBytes(), streamRetention.appendedBefore(storage.nowMillis()));
         } catch (IOException | RuntimeException e) {
             LOG.error("event=stream_retention_failed queue={}", def.name(), e);
             return;

@@ -81,10 +81,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final boolean stream;
     /** The stream's readers while the replica owns an epoch, else null. */
     private StreamMachine streamMachine;
-    /** x-max-length-bytes of a stream; {@link Long#MAX_VALUE} for none. */
-    private final long streamMaxBytes;
-    /** x-max-age of a stream in milliseconds; {@link Long#MAX_VALUE} for none. */
-    private final long streamMaxAgeMs;
+    /** A stream's retention limits. */
+    private final StreamArguments.Retention retention;
 
     private final StreamReads streamReads = new StreamReads();
     private Epoch activeEpoch;
@@ -134,9 +132,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.shard = shard;
         this.publisher = publisher;
         this.stream = def.type() == QueueType.STREAM;
-        Long maxBytes = FieldTables.integral(def.arguments().get("x-max-length-bytes"));
-        this.streamMaxBytes = maxBytes == null ? Long.MAX_VALUE : maxBytes;
-        this.streamMaxAgeMs = StreamArguments.maxAgeMillis(def.arguments()).orElse(Long.MAX_VALUE);
+        this.retention = StreamArguments.Retention.of(def.arguments());
     }
 
     void attach(ReplicaHost host) {
@@ -264,19 +260,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * committed first); never past the commit. The log discards only whole segments below the offset reported.
      */
     private void findStreamLowWater() {
-        if (streamMachine == null || (streamMaxBytes == Long.MAX_VALUE && streamMaxAgeMs == Long.MAX_VALUE)) {
+        if (streamMachine == null || !retention.limited()) {
             return;
         }
-        long keepFrom = 0;
-        if (streamMaxBytes != Long.MAX_VALUE) {
-            keepFrom = host.retainedStartNow(streamMaxBytes);
-        }
-        if (streamMaxAgeMs != Long.MAX_VALUE) {
-            try {
-                keepFrom = Math.max(keepFrom, host.retainedStartByAgeNow(streamMaxAgeMs));
-            } catch (IOException e) {
-                LOG.error("event=stream_retention_failed queue={}", def.name(), e);
-            }
+        long keepFrom;
+        try {
+            keepFrom = host.retainedStartNow(retention.maxBytes(), retention.appendedBefore(host.nowMs()));
+        } catch (IOException e) {
+            LOG.error("event=stream_retention_failed queue={}", def.name(), e);
+            return;
         }
         keepFrom = Math.min(keepFrom, enqueuedUpTo + 1);
         if (keepFrom > lowWaterReported) {

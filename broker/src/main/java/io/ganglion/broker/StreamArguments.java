@@ -40,6 +40,30 @@ final class StreamArguments {
         }
     }
 
+    /**
+     * A stream's retention limits, from its declare arguments.
+     *
+     * @param maxBytes {@code x-max-length-bytes}, {@link Long#MAX_VALUE} for none
+     * @param maxAgeMs {@code x-max-age} in milliseconds, {@link Long#MAX_VALUE} for none
+     */
+    record Retention(long maxBytes, long maxAgeMs) {
+        static Retention of(Map<String, Object> args) {
+            Long maxBytes = FieldTables.integral(args.get("x-max-length-bytes"));
+            return new Retention(
+                    maxBytes == null ? Long.MAX_VALUE : maxBytes,
+                    maxAgeMillis(args).orElse(Long.MAX_VALUE));
+        }
+
+        boolean limited() {
+            return maxBytes != Long.MAX_VALUE || maxAgeMs != Long.MAX_VALUE;
+        }
+
+        /** Records appended before this go by age, at {@code nowMillis}; {@link Long#MIN_VALUE} for no age limit. */
+        long appendedBefore(long nowMillis) {
+            return maxAgeMs == Long.MAX_VALUE ? Long.MIN_VALUE : nowMillis - maxAgeMs;
+        }
+    }
+
     /** A stream's {@code x-max-age} in milliseconds, if it has a valid one. */
     static Optional<Long> maxAgeMillis(Map<String, Object> args) {
         Object given = args.get("x-max-age");

@@ -1045,6 +1045,25 @@ public final class ReplicaLog {
     }
 
     /**
+     * Retention of a stream under both its limits: the first offset to keep so that the segments kept hold at most
+     * {@code maxBytes} ({@link #retainedStart(long)}) and none is older than {@code appendedBeforeMillis} as a whole
+     * ({@link #retainedStartByAge}). {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE} mean no limit. On the shard
+     * thread.
+     *
+     * @throws IOException if reading a record fails
+     */
+    public long retainedStart(long maxBytes, long appendedBeforeMillis) throws IOException {
+        long keep = startOffset();
+        if (maxBytes != Long.MAX_VALUE) {
+            keep = Math.max(keep, retainedStart(maxBytes));
+        }
+        if (appendedBeforeMillis != Long.MIN_VALUE) {
+            keep = Math.max(keep, retainedStartByAge(appendedBeforeMillis));
+        }
+        return keep;
+    }
+
+    /**
      * Retention by age: the first offset to keep so that only whole segments all of whose records were appended
      * before {@code timestampMillis} go, the oldest first; the active segment is always kept. A segment is old when its
      * last record is (timestamps grow with offsets, as one store's clock makes them), so this reads one record per

@@ -197,6 +197,13 @@ class ReplicaLogTest {
             assertThat(timed.firstOffsetAtOrAfter(1_000, 200))
                     .as("not before from")
                     .isEqualTo(200);
+            assertThat(timed.retainedStart(Long.MAX_VALUE, Long.MIN_VALUE))
+                    .as("no limit")
+                    .isZero();
+            assertThat(timed.retainedStart(Long.MAX_VALUE, 2_500)).isEqualTo(timed.retainedStartByAge(2_500));
+            assertThat(timed.retainedStart(1_000, 2_500))
+                    .as("the limit that keeps less")
+                    .isEqualTo(Math.max(timed.retainedStart(1_000), timed.retainedStartByAge(2_500)));
             long keep = timed.retainedStartByAge(2_500);
             assertThat(keep)
                     .as("the base of the segment holding offset 150")

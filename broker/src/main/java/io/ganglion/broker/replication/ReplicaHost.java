@@ -357,14 +357,6 @@ public final class ReplicaHost {
     }
 
     /**
-     * Retention by size for a stream: the first offset to keep so that this copy's newest whole segments hold at most
-     * {@code maxBytes} ({@link io.ganglion.storage.ReplicaLog#retainedStart}); 0 when not open. On the shard.
-     */
-    public long retainedStartNow(long maxBytes) {
-        return log == null ? 0 : log.retainedStart(maxBytes);
-    }
-
-    /**
      * For a stream: the first offset from {@code from} on whose record this copy appended at or after {@code
      * epochMillis} ({@link io.ganglion.storage.ReplicaLog#firstOffsetAtOrAfter}); 0 when not open. On the shard.
      *
@@ -375,14 +367,15 @@ public final class ReplicaHost {
     }
 
     /**
-     * Retention by age for a stream: the first offset to keep so that only this copy's whole segments older than
-     * {@code maxAgeMs} go ({@link io.ganglion.storage.ReplicaLog#retainedStartByAge}), by the clock that stamps this
-     * host's appends; 0 when not open. On the shard.
+     * Retention of a stream: the first offset to keep so that this copy's whole segments hold at most {@code maxBytes}
+     * and none was appended before {@code appendedBeforeMs} as a whole ({@link
+     * io.ganglion.storage.ReplicaLog#retainedStart(long, long)}: {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE} for
+     * no limit); 0 when not open. On the shard.
      *
      * @throws IOException if the log cannot be read
      */
-    public long retainedStartByAgeNow(long maxAgeMs) throws IOException {
-        return log == null ? 0 : log.retainedStartByAge(nowMs() - maxAgeMs);
+    public long retainedStartNow(long maxBytes, long appendedBeforeMs) throws IOException {
+        return log == null ? 0 : log.retainedStart(maxBytes, appendedBeforeMs);
     }
 
     /** The time now by the clock that stamps this host's appends (its context's). */
