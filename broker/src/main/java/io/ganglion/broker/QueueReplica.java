@@ -618,6 +618,9 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         return record.type() == RecordType.DATA && MessageRecord.kind(record.payload()) == MessageRecord.MESSAGE;
     }
 
+    /** Bytes of log a stream read asks for per message the reader may take. */
+    private static final int BYTES_PER_CREDIT = 1024;
+
     /** Reads a stream's durable records for a reader and hands its messages over, each with its offset. */
     private final class StreamReads implements StreamEffects {
         @Override
@@ -628,7 +631,10 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             }
             List<LogRecord> records;
             try {
-                records = log.read(Math.max(from, log.startOffset()), StreamSupport.READ_BYTES);
+                // about the reader's credit, not a whole read's worth: a reader with a prefetch of one reads on at each
+                // ack, and the log returns at least one record
+                int budget = (int) Math.min(StreamSupport.READ_BYTES, (long) max * BYTES_PER_CREDIT);
+                records = log.read(Math.max(from, log.startOffset()), budget);
             } catch (IOException | RuntimeException e) {
                 LOG.error("event=stream_read_failed queue={} from={}", def.name(), from, e);
                 return from;
