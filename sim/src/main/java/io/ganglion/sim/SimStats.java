@@ -63,7 +63,7 @@ public final class SimStats {
 
     /**
      * Objects activated after the faults healed whose owner refuses to serve the epoch (it restarted before it was
-     * declared down): the known gap of docs/simulator.md, counted, not failed.
+     * declared down). The random runs assert it is 0 (docs/testing.md).
      */
     public long stalledAfterHeal() {
         return stalledAfterHeal;
