@@ -128,11 +128,10 @@ public record BrokerConfig(
 
     /**
      * The nice value of the C2 compiler threads of a broker started by {@code ganglion server} (see above): 0, the
-     * JVM's own. It was 19 from session 16 to 20. A process killed with SIGKILL is torn down by whichever of its threads
-     * exits last, and at that thread's priority: a niced C2 thread is scheduled last, so it was the one left running
-     * (state R) 0.3-0.7 s after the kill in the failover bench, and the killed broker's sockets, which its peers learn
-     * of the death from, closed up to 1.19 s after the SIGKILL against at most 0.19 s with the JVM's priority
-     * (docs/benchmarks.md, session 20).
+     * JVM's own. A process killed with SIGKILL is torn down by whichever of its threads exits last, and at that
+     * thread's priority: a niced C2 thread is scheduled last on busy cores, so the killed broker's sockets, from which
+     * its peers learn of the death, close up to a second later than with the JVM's priority (docs/operations.md, "What
+     * {@code ganglion server} sets in its own JVM").
      */
     public static final int DEFAULT_COMPILER_NICE = 0;
 

@@ -24,7 +24,7 @@ import java.util.TreeMap;
  * <ol>
  *   <li>Liveness: live set changes (status, incarnation, draining) not yet committed. An owner seen with a new
  *       incarnation before it was declared down restarted and may have lost records its followers confirmed: its
- *       object gets a recovery with the same members (found by the simulator).
+ *       object gets a recovery with the same members.
  *   <li>Placement proposes owner and followers for every object from the observed live set.
  *   <li>Promotion: nothing, a held follower, followers leaving or joining the activated epoch, or a pending recovery (see {@link
  *       Promotion}).

@@ -21,11 +21,11 @@ import java.util.Map;
  *
  * <p>Growing never stops the shard for long: the ring is copied at once (sequential, under a millisecond at most),
  * but the entries move to the doubled table a few slots per {@link #put} ({@value #MIGRATE_SLOTS_PER_PUT}), while
- * lookups read the new table and then the old one. Rebuilding the table in one go took tens of milliseconds at the
+ * lookups read the new table and then the old one. Rebuilding the table in one go takes tens of milliseconds at the
  * last doublings (65,536 entries into a table of 262,144 slots, a cache miss each), on every replica of every queue
- * that started together: all at once, a silence of 100-190 ms in every queue of the cluster (docs/benchmarks.md,
- * session 15). The move is done before the ring fills again (unless the capacity is just above the ring's size), so
- * forgetting the oldest (a deletion) finds it done; a truncation or a clear, both rare, finish it first.
+ * that started together: all at once, a silence of every queue of the cluster (docs/benchmarks.md). The move is done
+ * before the ring fills again (unless the capacity is just above the ring's size), so forgetting the oldest (a
+ * deletion) finds it done; a truncation or a clear, both rare, finish it first.
  */
 final class PublishIndex {
     private static final int INITIAL_ENTRIES = 64;

@@ -52,11 +52,9 @@ public record ReplicationConfig(
      * The broker's tuning. The window covers what one busy publisher keeps in flight: a follower reports progress only
      * when its copy is durable, so a full window waits a whole round trip with the follower's force in it, and records
      * beyond the window go to the follower by log reads as its reports come. PerfTest with {@code -c 1000} keeps 1,000
-     * publishes unconfirmed and its consumer acks as many, 2,000 records a queue; with the window at 256 records (the
-     * default until session 27) the stream stopped at every 256th record for a round trip, a queue confirmed at most
-     * about 55,000 msg/s on two cores whatever the cores had left, and a confirm waited 13 ms at the median and 55-65 ms
-     * at the 99th percentile (docs/benchmarks.md, session 27). 4,096 records and 4 MiB stream that load live, 1 KB bodies
-     * too.
+     * publishes unconfirmed and its consumer acks as many, 2,000 records a queue; a window of 256 records stops the
+     * stream at every 256th record for a round trip and caps a queue's confirms well below what the cores allow
+     * (docs/benchmarks.md). 4,096 records and 4 MiB stream that load live, 1 KB bodies too.
      */
     public static ReplicationConfig defaults() {
         return new ReplicationConfig(

@@ -1061,10 +1061,10 @@ class ReplicaTest {
     }
 
     /**
-     * The failover bench: the follower of a new epoch took its role (and sent its first progress) before the new
-     * owner took its own, so the owner, with no role yet, dropped that report; it then knew nothing of the follower
-     * until the follower's next periodic report or its own lease renewal, 100 ms later, and confirmed nothing
-     * meanwhile. The new owner now asks each follower where it stands when it takes the epoch.
+     * The follower of a new epoch takes its role (and sends its first progress) before the new owner takes its own, so
+     * the owner, with no role yet, drops that report. Without more it would know nothing of the follower until the
+     * follower's next periodic report or its own lease renewal, 100 ms later, and confirm nothing meanwhile; so the new
+     * owner asks each follower where it stands when it takes the epoch.
      */
     @Test
     void shouldSyncWithAFollowerWhoseFirstReportCameBeforeTheOwnerTookTheEpoch() {

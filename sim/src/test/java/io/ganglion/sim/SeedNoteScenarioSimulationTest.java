@@ -225,7 +225,7 @@ class SeedNoteScenarioSimulationTest {
     }
 
     /**
-     * KNOWN GAP, found by the simulator: an owner that restarts (new incarnation) before the controller declares it down
+     * KNOWN GAP: an owner that restarts (new incarnation) before the controller declares it down
      * keeps its assignment, because placement and promotion look at liveness, not at incarnations. A restarted owner
      * may have lost records its followers confirmed, so the simulated broker refuses to own an epoch it held before its
      * crash, and the queue stalls in an activated epoch that nobody serves. This test pins the current behaviour; when

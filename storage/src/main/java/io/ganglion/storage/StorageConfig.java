@@ -97,9 +97,9 @@ public record StorageConfig(
     /**
      * A broker's: 64 MiB segments and journal files, a checkpoint every 16 MiB of journal, 8 MiB records at most, a
      * group commit interval of {@link #DEFAULT_GROUP_COMMIT_NANOS}. The checkpoint interval bounds what a restart
-     * scans twice and writes again into the segments: at 128 MiB (until session 11) a broker restarted in the
-     * failover bench scanned 117 MiB twice (2 s of CPU) and rewrote it, and the write-back stalled the other brokers'
-     * forces for 0.18 s; a checkpoint costs little, since the segment writer forces every 4 MiB it writes anyway.
+     * scans twice and writes again into the segments, and that write-back stalls the other brokers' forces on a shared
+     * disk (at 128 MiB a restart under the failover bench scanned over 100 MiB twice); a checkpoint costs little, since
+     * the segment writer forces every 4 MiB it writes anyway (docs/storage.md).
      */
     public static StorageConfig defaults(LongSupplier epochMillis) {
         return new StorageConfig(64 << 20, 64 << 20, 16L << 20, 4 << 20, 8 << 20, true, epochMillis)

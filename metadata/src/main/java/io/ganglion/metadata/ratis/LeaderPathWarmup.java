@@ -33,13 +33,12 @@ import org.slf4j.LoggerFactory;
  * applying live set changes.
  *
  * <p>Why: when the controller dies, every survivor's JVM has never led (the one that led is the one that died), and
- * taking over ran all of that for the first time: class loading, lambda linking, interpreted code. The controller
- * failover bench went from p50 444 / p99 672 ms to p50 320 / p99 533 ms with this warm-up (docs/benchmarks.md, session
- * 5). The group listens on free ports of the broker's host for 1.5 to 3.5 seconds (longer on a loaded machine),
- * keeps its files in a folder below the broker's data folder, and shares nothing with the real group (its own group
- * id, peers and storage). Its servers stop
- * and its files are deleted in the background once it is done. A warm-up that fails or runs past its budget is logged
- * and abandoned; the broker starts anyway, only colder.
+ * taking over would run all of that for the first time: class loading, lambda linking, interpreted code. The warm-up
+ * takes over 100 ms off the controller failover bench's p50 and p99 (docs/metadata.md, "Tuning"). The group listens
+ * on free ports of the broker's host for 1.5 to 3.5 seconds (longer on a loaded machine), keeps its files in a folder
+ * below the broker's data folder, and shares nothing with the real group (its own group id, peers and storage). Its
+ * servers stop and its files are deleted in the background once it is done. A warm-up that fails or runs past its
+ * budget is logged and abandoned; the broker starts anyway, only colder.
  */
 public final class LeaderPathWarmup {
     private static final Logger LOG = LoggerFactory.getLogger(LeaderPathWarmup.class);

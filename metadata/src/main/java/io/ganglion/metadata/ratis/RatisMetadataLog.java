@@ -214,8 +214,8 @@ public final class RatisMetadataLog implements MetadataLog {
      * Waits until the state machine has applied every entry this server's own log knew to be committed when it started:
      * a restarted broker's log replays, from its latest snapshot, the whole history since, on Ratis's applier thread.
      * Returning before that would hand the broker every intermediate image to act on (queues of long ago opened,
-     * owners started, replicas deleted again: 0.8 s of CPU and forces on a busy machine in the failover bench, session
-     * 12), where the image at the end is all it needs. What the leader committed after this server stopped arrives
+     * owners started, replicas deleted again: CPU and forces taken from the other brokers on a busy machine), where the
+     * image at the end is all it needs. What the leader committed after this server stopped arrives
      * later, as new entries. A replay slower than {@link #REPLAY_TIMEOUT_MS} is logged and start goes on.
      */
     private static void awaitLocalReplay(
