@@ -53,6 +53,13 @@ import java.util.TreeMap;
  * order, each answering with the event named in {@link ReplicaEffect}). The replica mirrors its log in memory as a
  * few numbers (start, end, durable end, epoch history, sealed epoch) and a publish-id index, never the records.
  *
+ * <p>Structure. The replica holds exactly one {@link Role} at a time, with that role's state: {@link Owning}, {@link
+ * Following}, {@link Installing} or {@link Idle}; it dispatches each event to it and keeps what outlives a role: the
+ * seal requests and persisted seal, the epochs the metadata assigned, the {@link OwnerLease} wait, the pending {@link
+ * CatchUpWait} and the {@link CatchUpServing} of other replicas' installs. Every role reads and changes the shared
+ * {@link LogState}, which emits the storage effects. Ending an owner or follower role leaves an install running; an
+ * install ends when its epoch is activated here or it is answered.
+ *
  * <p>Invariants:
  *
  * <ul>
