@@ -79,6 +79,6 @@ class ReplicatedRecordsTest {
     void shouldConvertEpochHistoriesBothWays() {
         EpochHistory history = EpochHistory.of(1, 0, 3, 40, 4, 41);
 
-        assertThat(ReplicaHost.history(ReplicaHost.storageHistory(history))).isEqualTo(history);
+        assertThat(HostLog.history(HostLog.storageHistory(history))).isEqualTo(history);
     }
 }
