@@ -1002,7 +1002,7 @@ final class RemoteQueues {
     }
 
     private static int replyCode(Throwable failure) {
-        Throwable cause = LocalBackend.unwrap(failure);
+        Throwable cause = Failures.unwrap(failure);
         return cause instanceof AmqpException a ? a.replyCode().code() : ReplyCode.INTERNAL_ERROR.code();
     }
 
