@@ -80,12 +80,12 @@ final class LocalBackend implements BrokerBackend {
 
     /**
      * Wires replicated queues to the replication layer (see {@link QueueRegistry#attach}) and re-sends to their
-     * owners ({@link RemoteQueues#replication}). Called once, on a cluster member, before the peer link delivers
+     * owners ({@link ForwardingClient#replication}). Called once, on a cluster member, before the peer link delivers
      * anything.
      */
     void attachReplication(ReplicationRouter router, ReplicationContext context, int clusterSize) {
         declarations.clusterSize(clusterSize);
-        RemoteQueues remote = membership.remote();
+        ForwardingClient remote = membership.forwarding();
         remote.replication(
                 (vhost, queue) -> directory
                         .image()

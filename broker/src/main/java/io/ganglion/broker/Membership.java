@@ -39,8 +39,8 @@ sealed interface Membership {
      */
     <T> CompletionStage<T> freshOnMiss(Supplier<CompletionStage<T>> operation);
 
-    /** The remote-queue protocol to the other brokers; only a cluster member has one. */
-    RemoteQueues remote();
+    /** This broker forwarding to the other brokers; only a cluster member has them. */
+    ForwardingClient forwarding();
 
     /** The status of a replicated queue's copy at {@code owner}, another broker ({@link ReplicaStatus}). */
     CompletableFuture<Map<String, Object>> statusAt(NodeId owner, QueueDef def);
@@ -61,7 +61,7 @@ sealed interface Membership {
         }
 
         @Override
-        public RemoteQueues remote() {
+        public ForwardingClient forwarding() {
             throw new IllegalStateException("a single broker serves every queue itself");
         }
 
@@ -79,8 +79,13 @@ sealed interface Membership {
         }
 
         @Override
+        public ForwardingClient forwarding() {
+            return remote.client();
+        }
+
+        @Override
         public void imageApplied() {
-            remote.ownersMayHaveChanged();
+            remote.client().ownersMayHaveChanged();
         }
 
         @Override
@@ -108,7 +113,8 @@ sealed interface Membership {
 
         @Override
         public CompletableFuture<Map<String, Object>> statusAt(NodeId owner, QueueDef def) {
-            return remote.call(owner, def.objectId(), def.name(), RemoteQueues.OP_STATUS, 0)
+            return remote.client()
+                    .call(owner, def.objectId(), def.name(), RemoteQueues.OP_STATUS, 0)
                     .thenApply(reply -> reply.replyCode() == 0
                             ? ReplicaStatus.decode(reply.message())
                             : Map.<String, Object>of("error", reply.text()));

@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
  * Routes a publish by exchange and routing key to its queues, and hands it to each where the queue is served now:
  * this broker's own queue on its shard, or the queue's home or owner over the peer link ({@link RemoteQueues}). A
  * publish to a replicated queue keeps its place behind the earlier publishes of the queue from this broker (their
- * {@link RemoteQueues.Lane}) and survives a change of owner. Called on the publishing connection's thread.
+ * {@link PublishLane}) and survives a change of owner. Called on the publishing connection's thread.
  */
 final class PublishRouter {
     private final QueueDirectory directory;
@@ -87,7 +87,7 @@ final class PublishRouter {
         String self = directory.self();
         if (home.isPresent() && !home.get().equals(self)) {
             return membership
-                    .remote()
+                    .forwarding()
                     .publish(
                             new NodeId(home.get()),
                             vhost,
@@ -101,7 +101,7 @@ final class PublishRouter {
             // recovering, or named its owner before its replica opened here: the publish waits for the owner (the
             // resender sends it) and is confirmed only once stored, never acked with no copy
             return membership
-                    .remote()
+                    .forwarding()
                     .publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate());
         }
         if (replica == null) {
@@ -119,7 +119,7 @@ final class PublishRouter {
     /** A publish to a replicated queue this broker owns (a replicated queue exists only in a cluster). */
     private CompletableFuture<Void> publishToOwnReplica(
             String vhost, QueueDef def, LocalQueue replica, ByteBuffer payload) {
-        RemoteQueues remote = membership.remote();
+        ForwardingClient remote = membership.forwarding();
         long objectId = def.objectId();
         if (!remote.publishLocallyNow(objectId)) {
             // an earlier publish of this queue from this broker waits to be sent again, or is in flight to another

@@ -66,7 +66,7 @@ final class QueueAccess {
             String home = directory.homeOrFail(vhost, def);
             if (!home.equals(directory.self())) {
                 return membership
-                        .remote()
+                        .forwarding()
                         .consume(
                                 new NodeId(home),
                                 def.objectId(),
@@ -90,8 +90,8 @@ final class QueueAccess {
     }
 
     void cancel(QueueHandle queue, long channelId, String consumerTag) {
-        if (queue instanceof RemoteQueues.RemoteHandle handle) {
-            membership.remote().cancel(handle, consumerTag);
+        if (queue instanceof ForwardingClient.RemoteHandle handle) {
+            membership.forwarding().cancel(handle, consumerTag);
             return;
         }
         LocalQueue replica = (LocalQueue) queue;
@@ -103,7 +103,7 @@ final class QueueAccess {
             QueueDef def = directory.queueDef(vhost, queue, connectionId);
             String home = directory.homeOrFail(vhost, def);
             if (!home.equals(directory.self())) {
-                return membership.remote().get(new NodeId(home), def.objectId(), queue, noAck);
+                return membership.forwarding().get(new NodeId(home), def.objectId(), queue, noAck);
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
             return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard());
@@ -111,8 +111,8 @@ final class QueueAccess {
     }
 
     void settle(QueueHandle queue, long[] offsets, Settlement settlement) {
-        if (queue instanceof RemoteQueues.RemoteHandle handle) {
-            membership.remote().settle(handle, offsets, settlement);
+        if (queue instanceof ForwardingClient.RemoteHandle handle) {
+            membership.forwarding().settle(handle, offsets, settlement);
             return;
         }
         LocalQueue replica = (LocalQueue) queue;
@@ -125,7 +125,7 @@ final class QueueAccess {
             String home = directory.homeOrFail(vhost, def);
             if (!home.equals(directory.self())) {
                 return membership
-                        .remote()
+                        .forwarding()
                         .call(new NodeId(home), def.objectId(), queue, RemoteQueues.OP_PURGE, 0)
                         .thenApply(reply -> reply.count());
             }
@@ -142,7 +142,7 @@ final class QueueAccess {
         }
         if (!home.get().equals(directory.self())) {
             return membership
-                    .remote()
+                    .forwarding()
                     .call(new NodeId(home.get()), def.objectId(), def.name(), RemoteQueues.OP_COUNTS, 0)
                     .thenApply(reply -> new QueueDeclared(def.name(), reply.count(), (int) reply.consumers()));
         }
@@ -165,7 +165,7 @@ final class QueueAccess {
         if (!home.equals(directory.self())) {
             int flags = (ifUnused ? RemoteQueues.FLAG_IF_UNUSED : 0) | (ifEmpty ? RemoteQueues.FLAG_IF_EMPTY : 0);
             return membership
-                    .remote()
+                    .forwarding()
                     .call(new NodeId(home), def.objectId(), queue, RemoteQueues.OP_DELETE_CHECK, flags)
                     .thenApply(reply -> reply.count());
         }
