@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.Settlement;
+import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.StreamStart;
@@ -19,17 +20,20 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiPredicate;
 import org.junit.jupiter.api.Test;
 
-class RemoteQueuesTest {
+class ForwardingClientTest {
+    /** No link to another broker: every message to one is refused, as when its link is closed. */
+    private static final BiPredicate<NodeId, PeerMessage> NO_LINK = (to, message) -> false;
 
     @Test
     void shouldFailAForwardedPublishWhoseHomeNeverAnswersAndForgetIt() {
-        RemoteQueues remote =
-                new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.MILLISECONDS.toNanos(200));
+        ForwardingClient remote =
+                new ForwardingClient(new NodeId("ganglion-1"), id -> null, TimeUnit.MILLISECONDS.toNanos(200), NO_LINK);
         // a replicated queue with no owner in sight: the publish waits for one, then times out
         remote.replication((vhost, queue) -> Optional.empty(), 7);
-        remote.attach((io.ganglion.broker.peer.PeerLink) null);
+        remote.startResending();
         long started = System.nanoTime();
         CompletableFuture<Void> outcome = remote.publish(
                 new NodeId("ganglion-2"), "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {1, 2, 3}));
@@ -46,8 +50,9 @@ class RemoteQueuesTest {
 
     @Test
     void shouldFailAtOnceAPublishToAnUnreachableHomeOfAQueueThatIsNotReplicated() {
-        RemoteQueues remote = new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30));
-        remote.attach((io.ganglion.broker.peer.PeerLink) null);
+        ForwardingClient remote =
+                new ForwardingClient(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30), NO_LINK);
+        remote.startResending();
         CompletableFuture<Void> outcome =
                 remote.publish(new NodeId("ganglion-2"), "/", 42, "orders", false, ByteBuffer.wrap(new byte[] {1}));
         assertThat(outcome).isCompletedExceptionally();
@@ -125,11 +130,12 @@ class RemoteQueuesTest {
         NodeId self = new NodeId("ganglion-1");
         try (Shard shard = new Shard(0)) {
             RecordingQueue queue = new RecordingQueue(shard);
-            RemoteQueues remote = new RemoteQueues(self, id -> id == 42 ? queue : null, TimeUnit.SECONDS.toNanos(30));
+            // no link: whatever is sent to another broker waits, as when its link closes
+            ForwardingClient remote =
+                    new ForwardingClient(self, id -> id == 42 ? queue : null, TimeUnit.SECONDS.toNanos(30), NO_LINK);
             AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.empty());
             remote.replication((vhost, name) -> owner.get(), 7);
-            remote.attach((io.ganglion.broker.peer.PeerLink)
-                    null); // no link: whatever is sent to another broker waits, as when its link closes
+            remote.startResending();
 
             List<CompletableFuture<Void>> outcomes = new ArrayList<>();
             for (int i = 0; i < 60; i++) {
@@ -140,7 +146,7 @@ class RemoteQueuesTest {
             assertThat(remote.publishLocallyNow(42))
                     .as("this broker's own publish may not pass them")
                     .isFalse();
-            // as LocalBackend then sends it: behind the others
+            // as the publish router then sends it: behind the others
             outcomes.add(remote.publish(self, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {60})));
             assertThat(queue.published).isEmpty();
 
@@ -182,16 +188,17 @@ class RemoteQueuesTest {
     void shouldSendPublishesInFlightToAFrozenOwnerToTheNextOneInOrder() throws Exception {
         NodeId frozen = new NodeId("ganglion-2");
         NodeId next = new NodeId("ganglion-3");
-        RemoteQueues remote = new RemoteQueues(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30));
+        List<String> sent = new CopyOnWriteArrayList<>();
+        ForwardingClient remote = new ForwardingClient(
+                new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30), (to, message) -> {
+                    if (message instanceof io.ganglion.broker.peer.PeerMessage.PublishToHome publish) {
+                        sent.add(to.value() + ":" + publish.message()[0]);
+                    }
+                    return true;
+                });
         AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.of(frozen));
         remote.replication((vhost, name) -> owner.get(), 7);
-        List<String> sent = new CopyOnWriteArrayList<>();
-        remote.attach((to, message) -> {
-            if (message instanceof io.ganglion.broker.peer.PeerMessage.PublishToHome publish) {
-                sent.add(to.value() + ":" + publish.message()[0]);
-            }
-            return true;
-        });
+        remote.startResending();
         List<CompletableFuture<Void>> outcomes = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
             outcomes.add(remote.publish(frozen, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {(byte) i})));
@@ -227,7 +234,7 @@ class RemoteQueuesTest {
     /** A lane lets a publish through to the broker every earlier one went to, and holds it for another. */
     @Test
     void shouldLetAPublishPassOnlyToTheBrokerItsQueuesEarlierPublishesWentTo() {
-        RemoteQueues.Lane lane = new RemoteQueues.Lane();
+        PublishLane lane = new PublishLane();
         NodeId one = new NodeId("ganglion-1");
         NodeId two = new NodeId("ganglion-2");
         assertThat(lane.sendNow(one)).isTrue();

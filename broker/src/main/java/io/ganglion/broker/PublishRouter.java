@@ -1,0 +1,147 @@
+package io.ganglion.broker;
+
+import static io.ganglion.broker.Failures.failure;
+import static io.ganglion.broker.Failures.unwrap;
+
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.server.PublishOutcome;
+import io.ganglion.coordination.NodeId;
+import io.ganglion.metadata.QueueDef;
+import io.ganglion.metadata.Vhost;
+import io.ganglion.queues.routing.Exchange;
+import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Routes a publish by exchange and routing key to its queues, and hands it to each where the queue is served now:
+ * this broker's own queue on its shard, or the queue's home or owner over the peer link ({@link RemoteQueues}). A
+ * publish to a replicated queue keeps its place behind the earlier publishes of the queue from this broker (their
+ * {@link PublishLane}) and survives a change of owner. Called on the publishing connection's thread.
+ */
+final class PublishRouter {
+    private final QueueDirectory directory;
+    private final QueueRegistry registry;
+    private final Membership membership;
+
+    PublishRouter(QueueDirectory directory, QueueRegistry registry, Membership membership) {
+        this.directory = directory;
+        this.registry = registry;
+        this.membership = membership;
+    }
+
+    PublishOutcome publish(String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body) {
+        Vhost current = directory.vhost(vhost);
+        Set<String> queues = route(current, vhost, exchange, routingKey, properties);
+        if (queues.isEmpty()) {
+            return new PublishOutcome.Unroutable();
+        }
+        ByteBuffer payload = MessageRecord.encodeMessage(exchange, routingKey, properties, body);
+        List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
+        for (String queue : queues) {
+            CompletableFuture<Void> outcome =
+                    publishTo(vhost, current.queue(queue).orElseThrow(), payload);
+            if (outcome != null) {
+                durable.add(outcome);
+            }
+        }
+        CompletableFuture<Void> all = durable.size() == 1
+                ? durable.get(0)
+                : CompletableFuture.allOf(durable.toArray(CompletableFuture[]::new));
+        return new PublishOutcome.Routed(all);
+    }
+
+    /** The queues a publish goes to: by its exchange, else by the exchange's alternate exchange. */
+    private static Set<String> route(
+            Vhost current, String vhost, String exchange, String routingKey, BasicProperties properties) {
+        Optional<Exchange> target = current.topology().exchange(exchange);
+        if (target.isEmpty()) {
+            throw failure(ReplyCode.NOT_FOUND, "no exchange '" + exchange + "' in vhost '" + vhost + "'");
+        }
+        if (target.get().internal()) {
+            throw failure(
+                    ReplyCode.ACCESS_REFUSED,
+                    "cannot publish to internal exchange '" + exchange + "' in vhost '" + vhost + "'");
+        }
+        Map<String, Object> headers =
+                properties.headers() == null ? Map.of() : FieldTables.toPlain(properties.headers());
+        Set<String> queues = current.topology().route(exchange, routingKey, headers);
+        if (queues.isEmpty()) {
+            Object alternate = target.get().arguments().get("alternate-exchange");
+            if (alternate != null) {
+                queues = current.topology().route(String.valueOf(alternate), routingKey, headers);
+            }
+        }
+        return queues;
+    }
+
+    /** Hands the publish to one queue; its outcome, or null for a classic queue deleted meanwhile. */
+    private CompletableFuture<Void> publishTo(String vhost, QueueDef def, ByteBuffer payload) {
+        Optional<String> home = directory.homeNow(vhost, def);
+        String self = directory.self();
+        if (home.isPresent() && !home.get().equals(self)) {
+            return membership
+                    .forwarding()
+                    .publish(
+                            new NodeId(home.get()),
+                            vhost,
+                            def.objectId(),
+                            def.name(),
+                            def.replicated(),
+                            payload.duplicate());
+        }
+        LocalQueue replica = home.isPresent() ? registry.localQueue(def.objectId()) : null;
+        if (replica == null && def.replicated()) {
+            // recovering, or named its owner before its replica opened here: the publish waits for the owner (the
+            // resender sends it) and is confirmed only once stored, never acked with no copy
+            return membership
+                    .forwarding()
+                    .publish(new NodeId(self), vhost, def.objectId(), def.name(), true, payload.duplicate());
+        }
+        if (replica == null) {
+            return null; // a classic queue deleted meanwhile: routed to nothing, as RabbitMQ
+        }
+        if (def.replicated()) {
+            return publishToOwnReplica(vhost, def, replica, payload);
+        }
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ByteBuffer copy = payload.duplicate();
+        replica.shard().execute(() -> replica.publish(copy, done));
+        return done;
+    }
+
+    /** A publish to a replicated queue this broker owns (a replicated queue exists only in a cluster). */
+    private CompletableFuture<Void> publishToOwnReplica(
+            String vhost, QueueDef def, LocalQueue replica, ByteBuffer payload) {
+        ForwardingClient remote = membership.forwarding();
+        long objectId = def.objectId();
+        if (!remote.publishLocallyNow(objectId)) {
+            // an earlier publish of this queue from this broker waits to be sent again, or is in flight to another
+            // broker: this one goes behind it, in order
+            return remote.publish(new NodeId(directory.self()), vhost, objectId, def.name(), true, payload.duplicate());
+        }
+        // an id from the re-send sequence: if this replica cannot decide it (the owner role is being taken or was
+        // just lost), it goes on to the next owner with the same id instead of a nack
+        long sequence = remote.nextSequence();
+        long publisher = remote.publisherId();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        ByteBuffer copy = payload.duplicate();
+        replica.shard().execute(() -> replica.publish(copy, done, publisher, sequence));
+        return done.handle((ignored, failure) -> {
+                    if (failure != null && unwrap(failure) instanceof QueueMoved) {
+                        return remote.adopt(sequence, vhost, objectId, def.name(), payload.duplicate());
+                    }
+                    remote.decidedLocally(objectId);
+                    return failure == null
+                            ? CompletableFuture.<Void>completedFuture(null)
+                            : CompletableFuture.<Void>failedFuture(failure);
+                })
+                .thenCompose(outcome -> outcome);
+    }
+}
