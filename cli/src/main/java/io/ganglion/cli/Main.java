@@ -2,8 +2,8 @@ package io.ganglion.cli;
 
 import io.ganglion.broker.Broker;
 import io.ganglion.broker.BrokerConfig;
-import io.ganglion.broker.CompilerPriority;
-import io.ganglion.broker.SoftMaxHeap;
+import io.ganglion.broker.jvm.CompilerPriority;
+import io.ganglion.broker.jvm.SoftMaxHeap;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
