@@ -4,6 +4,7 @@ import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.broker.cluster.ClusterNode;
 import io.ganglion.broker.cluster.IncarnationFile;
 import io.ganglion.broker.cluster.Seed;
+import io.ganglion.broker.jvm.EagerClasses;
 import io.ganglion.broker.peer.PeerLink;
 import io.ganglion.broker.replication.ReplicationContext;
 import io.ganglion.broker.replication.ReplicationRouter;

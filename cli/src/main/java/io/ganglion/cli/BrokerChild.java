@@ -118,122 +118,6 @@ final class BrokerChild implements AutoCloseable {
         throw new IOException("no free port between " + FIRST_PORT + " and " + LAST_PORT);
     }
 
-    /**
-     * The collector a broker runs with unless its options name one: generational ZGC, whose pauses stay under a
-     * millisecond. With G1 the brokers' young pauses took 10 to 70 ms (remarks up to 130 ms) under `bench failover`, and
-     * every one is a silence in the confirms of the queues the broker serves (docs/operations.md). bin/ganglion chooses
-     * the same for the broker it runs itself.
-     */
-    static final String DEFAULT_COLLECTOR = "-XX:+UseZGC";
-
-    /**
-     * ZGC without its proactive collections unless the options say: a broker under steady load allocates at a steady
-     * rate within its soft maximum heap, so ZGC collects the young generation when it fills and the old one when the
-     * allocation rate or the heap's use calls for it; the proactive major collections it adds besides, every 5-15 s
-     * per broker under {@code bench failover}, marked the whole heap for nothing, on the cores the queues needed. Off,
-     * the brokers ran half as many major collections (28-29 against 54-56 in 4.5 minutes of a control run, three
-     * brokers) and spent a third less time collecting (docs/operations.md, "Garbage collector"). bin/ganglion sets the
-     * same.
-     */
-    static final String NO_PROACTIVE_COLLECTIONS = "-XX:-ZProactive";
-
-    static boolean choosesCollector(String option) {
-        return option.startsWith("-XX:+Use") && option.endsWith("GC");
-    }
-
-    /**
-     * The JIT options a broker runs with unless its options set them: C2 compiles both sides of every branch instead of
-     * leaving the side its profile never saw to an uncommon trap. A broker's hot paths never see a peer go away until
-     * one does; then dozens of them (the selector loop, the peer link's send, the replica host, the journal writer)
-     * were thrown out at once and ran interpreted while C2 compiled 170-200 methods again, on the cores the surviving
-     * queues needed (session 12: 39-77 such deoptimizations in the half second after a kill, against 9-16 with these
-     * options; PerfTest's throughput within its noise). bin/ganglion sets the same.
-     */
-    static final List<String> DEFAULT_JIT = List.of("-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0");
-
-    /**
-     * The initial heap a broker starts with unless its options set one: small, grown as the collector needs. The JVM's
-     * default is a 64th of the machine's memory (384 MB on 24 GB), committed at start and never given back below it,
-     * while a broker of the failover bench holds about 200 MB of heap under load within its soft maximum ({@code
-     * heap.soft_max_percent}, io.ganglion.broker.SoftMaxHeap): every resident megabyte is torn down before a killed
-     * broker's sockets close. bin/ganglion sets the same.
-     */
-    static final String DEFAULT_INITIAL_HEAP = "-Xms64m";
-
-    static boolean setsInitialHeap(String option) {
-        return option.startsWith("-Xms") || option.startsWith("-XX:InitialHeapSize=");
-    }
-
-    /** The options a broker's JVM gets: the defaults above that {@code jvmOptions} does not set, then those. */
-    static List<String> jvmCommand(List<String> jvmOptions) {
-        return jvmCommand(jvmOptions, TRANSPARENT_HUGE_PAGES);
-    }
-
-    static List<String> jvmCommand(List<String> jvmOptions, Path hugePageSettings) {
-        List<String> options = new ArrayList<>();
-        if (jvmOptions.stream().noneMatch(BrokerChild::choosesCollector)) {
-            options.add(DEFAULT_COLLECTOR);
-        }
-        boolean zgc = jvmOptions.stream()
-                .filter(BrokerChild::choosesCollector)
-                .reduce((first, last) -> last)
-                .orElse(DEFAULT_COLLECTOR)
-                .equals(DEFAULT_COLLECTOR);
-        if (zgc && jvmOptions.stream().noneMatch(option -> option.contains("ZProactive"))) {
-            options.add(NO_PROACTIVE_COLLECTIONS);
-        }
-        for (String jit : DEFAULT_JIT) {
-            String name = jit.substring(0, jit.indexOf('=') + 1);
-            if (jvmOptions.stream().noneMatch(option -> option.startsWith(name))) {
-                options.add(jit);
-            }
-        }
-        if (jvmOptions.stream().noneMatch(BrokerChild::setsInitialHeap)) {
-            options.add(DEFAULT_INITIAL_HEAP);
-        }
-        if (jvmOptions.stream().noneMatch(option -> option.contains("TransparentHugePages"))) {
-            if (hugePagesForHeap(hugePageSettings, zgc)) {
-                options.add(HUGE_PAGES);
-            }
-        }
-        options.addAll(jvmOptions);
-        return options;
-    }
-
-    /**
-     * The heap in transparent huge pages (2 MiB) where the kernel lets a process ask for them: a broker killed with
-     * {@code kill -9} closes its sockets only once its kernel has torn down its memory, and every survivor learns of
-     * the death only then. A broker of 600 MB resident took 17-34 ms for that alone on an idle machine with 4 KiB pages,
-     * 8-17 ms with huge pages; under the failover bench 22-148 ms against 17-101 ms, a part of every owner-loss pause
-     * (docs/operations.md, "Huge pages").
-     * ZGC's heap is shared memory: it needs {@code shmem_enabled} at {@code advise} (Debian's default is {@code
-     * never}); other collectors' heap is anonymous memory, {@code enabled} at {@code madvise} or {@code always}.
-     * Asked for where the kernel refuses, the JVM prints a warning at every start; so it is asked for only where the
-     * kernel allows it. bin/ganglion does the same.
-     */
-    static final String HUGE_PAGES = "-XX:+UseTransparentHugePages";
-
-    static final Path TRANSPARENT_HUGE_PAGES = Path.of("/sys/kernel/mm/transparent_hugepage");
-
-    static boolean hugePagesForHeap(Path settings, boolean zgc) {
-        String mode = selected(settings.resolve(zgc ? "shmem_enabled" : "enabled"));
-        return zgc
-                ? List.of("always", "within_size", "advise", "force").contains(mode)
-                : List.of("always", "madvise").contains(mode);
-    }
-
-    /** The bracketed choice of a kernel setting file ({@code always [madvise] never}), or "" if unreadable. */
-    private static String selected(Path file) {
-        try {
-            String text = Files.readString(file);
-            int open = text.indexOf('[');
-            int close = text.indexOf(']', open + 1);
-            return open < 0 || close < 0 ? "" : text.substring(open + 1, close);
-        } catch (IOException e) {
-            return "";
-        }
-    }
-
     /** Starts the process and waits until it listens (a broker of a cluster waits for a metadata quorum first). */
     BrokerChild start() throws IOException, InterruptedException {
         launch();
@@ -244,7 +128,7 @@ final class BrokerChild implements AutoCloseable {
     BrokerChild launch() throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.addAll(jvmCommand(jvmOptions));
+        command.addAll(JvmFlags.flags(JvmFlags.Jvm.BROKER_CHILD, jvmOptions));
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         command.add(Main.class.getName());

@@ -22,6 +22,15 @@ import picocli.CommandLine.ParentCommand;
 @Command(
         name = "ctl",
         description = "Manage a running broker.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  bin/ganglion ctl status",
+            "  bin/ganglion ctl --http-port 15673 queues",
+            "  bin/ganglion ctl node drain ganglion-2",
+            "  bin/ganglion ctl settings set replication.follower_loss_hold_ms 500",
+            "  bin/ganglion ctl users add alice s3cret --tags administrator",
+            "  bin/ganglion ctl vhosts add staging"
+        },
         subcommands = {
             Ctl.Status.class,
             Ctl.Nodes.class,

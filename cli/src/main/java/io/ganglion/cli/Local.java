@@ -12,7 +12,16 @@ import picocli.CommandLine.Option;
  * process (so one can be killed with {@code kill -9}), with its data and its log ({@code broker.out}) under one folder.
  * Ctrl-C stops them all.
  */
-@Command(name = "local", description = "Start a cluster of brokers on this machine (loopback); Ctrl-C stops it.")
+@Command(
+        name = "local",
+        description = "Start a cluster of brokers on this machine (loopback); Ctrl-C stops it.",
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  bin/ganglion local          three brokers: AMQP 5672-5674, HTTP 15672-15674",
+            "  bin/ganglion local --brokers 1 --dir /tmp/ganglion",
+            "  GANGLION_BROKER_JAVA_OPTS=-XX:TieredStopAtLevel=1 bin/ganglion local",
+            "  kill -9 PID                 a broker's PID as printed; then: ctl nodes"
+        })
 final class Local implements Runnable {
     @Option(names = "--dir", defaultValue = "data/local", description = "data folder (default ${DEFAULT-VALUE})")
     Path dir;

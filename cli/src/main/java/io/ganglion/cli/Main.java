@@ -2,8 +2,8 @@ package io.ganglion.cli;
 
 import io.ganglion.broker.Broker;
 import io.ganglion.broker.BrokerConfig;
-import io.ganglion.broker.CompilerPriority;
-import io.ganglion.broker.SoftMaxHeap;
+import io.ganglion.broker.jvm.CompilerPriority;
+import io.ganglion.broker.jvm.SoftMaxHeap;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +22,18 @@ import picocli.CommandLine.Option;
         mixinStandardHelpOptions = true,
         version = Broker.VERSION,
         description = "A replicated message broker that speaks AMQP 0-9-1.",
-        subcommands = {Main.Server.class, Local.class, Ctl.class, Bench.class})
+        subcommands = {Main.Server.class, Local.class, Ctl.class, Bench.class},
+        footerHeading = "%nExamples:%n",
+        footer = {
+            "  bin/ganglion local             three brokers on this machine (data/local)",
+            "  bin/ganglion server            one broker: AMQP on 5672, HTTP on 15672",
+            "  bin/ganglion ctl status        the broker, the controller, the live set",
+            "  bin/ganglion bench failover    kill -9 a queue owner under load",
+            "  bin/ganglion COMMAND --help    a command's options and examples",
+            "",
+            "Environment: GANGLION_JAVA_OPTS, more options for this JVM (-Xmx2g);",
+            "GANGLION_BROKER_JAVA_OPTS, for the brokers that local starts."
+        })
 public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
@@ -34,6 +45,7 @@ public final class Main implements Runnable {
     /** Runs the CLI and returns its exit status instead of exiting: what tests call. */
     public static int run(String... args) {
         CommandLine commandLine = new CommandLine(new Main());
+        withHelpOptions(commandLine);
         commandLine.setExecutionExceptionHandler((e, line, parsed) -> {
             line.getErr().println("ganglion: " + e.getMessage());
             return e instanceof UsageError ? 2 : 1;
@@ -41,9 +53,16 @@ public final class Main implements Runnable {
         return commandLine.execute(args);
     }
 
+    /** {@code --help} (and {@code --version}) on every command and subcommand. */
+    private static void withHelpOptions(CommandLine command) {
+        command.getCommandSpec().mixinStandardHelpOptions(true);
+        command.getSubcommands().values().forEach(Main::withHelpOptions);
+    }
+
     @Override
     public void run() {
-        throw new CommandLine.ParameterException(spec.commandLine(), "a command is required: server or ctl");
+        throw new CommandLine.ParameterException(
+                spec.commandLine(), "a command is required: server, local, ctl or bench");
     }
 
     /** A problem with what the user asked for: exit status 2. */
@@ -53,7 +72,16 @@ public final class Main implements Runnable {
         }
     }
 
-    @Command(name = "server", description = "Start a broker in the foreground; Ctrl-C stops it.")
+    @Command(
+            name = "server",
+            description = "Start a broker in the foreground; Ctrl-C stops it.",
+            footerHeading = "%nExamples:%n",
+            footer = {
+                "  bin/ganglion server",
+                "  bin/ganglion server --set amqp.port=5673 --set http.port=15673",
+                "  bin/ganglion server --config /etc/ganglion/ganglion.conf",
+                "  (settings and a cluster's config file: docs/operations.md)"
+            })
     static final class Server implements Runnable {
         @Option(names = "--config", description = "a key = value file (see docs/operations.md)")
         Path config;

@@ -28,6 +28,29 @@ class MainTest {
         }
     }
 
+    /** Every command answers --help with its usage; the top and the ones a first user meets show examples. */
+    @Test
+    void shouldAnswerHelpOnEveryCommandWithExamplesWhereAFirstUserLooks() {
+        Result top = run("--help");
+        assertThat(top.status()).isZero();
+        assertThat(top.out()).contains("server", "local", "ctl", "bench", "Examples:", "bin/ganglion local");
+        for (String[] command : new String[][] {{"server"}, {"local"}, {"ctl"}}) {
+            Result help = run(command[0], "--help");
+            assertThat(help.status()).as(command[0]).isZero();
+            assertThat(help.out()).as(command[0]).contains("Usage: ganglion " + command[0], "Examples:");
+        }
+        for (String[] command :
+                new String[][] {{"ctl", "queues"}, {"ctl", "settings"}, {"bench"}, {"bench", "failover"}}) {
+            String[] args = java.util.Arrays.copyOf(command, command.length + 1);
+            args[command.length] = "--help";
+            Result help = run(args);
+            assertThat(help.status()).as(String.join(" ", command)).isZero();
+            assertThat(help.out())
+                    .as(String.join(" ", command))
+                    .contains("Usage: ganglion " + String.join(" ", command));
+        }
+    }
+
     @Test
     void shouldExitTwoOnUnknownSetting() {
         Result result = run("server", "--set", "amqp.prot=5672");

@@ -1,5 +1,6 @@
 package io.ganglion.broker.cluster;
 
+import io.ganglion.broker.jvm.ResetRehearsal;
 import io.ganglion.broker.peer.PeerHandler;
 import io.ganglion.broker.peer.PeerLink;
 import io.ganglion.broker.peer.PeerLinkConfig;

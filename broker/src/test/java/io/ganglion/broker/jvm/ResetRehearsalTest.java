@@ -1,4 +1,4 @@
-package io.ganglion.broker.cluster;
+package io.ganglion.broker.jvm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.ganglion.broker;
+package io.ganglion.broker.jvm;
 
 import com.sun.jna.Library;
 import com.sun.jna.Native;

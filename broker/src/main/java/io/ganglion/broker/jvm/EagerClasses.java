@@ -1,5 +1,6 @@
-package io.ganglion.broker;
+package io.ganglion.broker.jvm;
 
+import io.ganglion.broker.Broker;
 import java.io.IOException;
 import java.net.URISyntaxException;
 import java.net.URL;
@@ -34,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * nor the test classes of a build's folders. A class that cannot be initialized is skipped (logged at debug): it
  * would fail the same way when first used.
  */
-final class EagerClasses {
+public final class EagerClasses {
     private static final Logger LOG = LoggerFactory.getLogger(EagerClasses.class);
 
     /** One class of each module a broker runs, and the package folder that holds the module's classes. */
@@ -60,7 +61,7 @@ final class EagerClasses {
     private EagerClasses() {}
 
     /** Initializes the classes; returns how many were initialized. */
-    static int initialize(ClassLoader loader) {
+    public static int initialize(ClassLoader loader) {
         long began = System.nanoTime();
         int initialized = 0;
         for (String name : names()) {

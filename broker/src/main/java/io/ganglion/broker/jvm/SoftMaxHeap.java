@@ -1,4 +1,4 @@
-package io.ganglion.broker;
+package io.ganglion.broker.jvm;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
 import com.sun.management.VMOption;

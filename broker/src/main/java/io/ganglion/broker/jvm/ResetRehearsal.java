@@ -1,4 +1,4 @@
-package io.ganglion.broker.cluster;
+package io.ganglion.broker.jvm;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * {@link #DELAYS_SECONDS} after start (when traffic, if any, has made the read path hot), then every {@value
  * #PERIOD_SECONDS} s: a method compiled again later, its profile reset, meets the branch again.
  */
-final class ResetRehearsal implements AutoCloseable {
+public final class ResetRehearsal implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ResetRehearsal.class);
 
     static final long[] DELAYS_SECONDS = {5, 15, 30, 60, 120, 240};
@@ -51,7 +51,7 @@ final class ResetRehearsal implements AutoCloseable {
     }
 
     /** Starts rehearsing against {@code target} (this broker's own peer listener). */
-    static ResetRehearsal start(InetSocketAddress target) {
+    public static ResetRehearsal start(InetSocketAddress target) {
         ResetRehearsal rehearsal = new ResetRehearsal(target);
         for (long delay : DELAYS_SECONDS) {
             rehearsal.timer.schedule(rehearsal::rehearseQuietly, delay, TimeUnit.SECONDS);
