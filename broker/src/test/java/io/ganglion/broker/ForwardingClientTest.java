@@ -10,7 +10,9 @@ import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.StreamStart;
+import io.ganglion.testing.Poll;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -207,10 +209,10 @@ class ForwardingClientTest {
 
         owner.set(Optional.of(next)); // recovered elsewhere; the frozen broker's link stays open
         remote.ownersMayHaveChanged();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (sent.stream().filter(s -> s.startsWith("ganglion-3")).count() < 10 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Poll.within(
+                Duration.ofSeconds(10),
+                Duration.ofMillis(5),
+                () -> sent.stream().filter(s -> s.startsWith("ganglion-3")).count() >= 10);
         outcomes.add(remote.publish(next, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {10})));
 
         List<String> expected = new ArrayList<>();

@@ -10,12 +10,14 @@ import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.User;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
+import io.ganglion.testing.Poll;
 import io.netty.buffer.Unpooled;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -89,10 +91,7 @@ class LocalBackendTest {
             assertThat(storage.objectIds()).containsExactlyInAnyOrder(kept, orphan);
 
             new LocalBackend(new ServerInfo("Ganglion", "0.1.0", "test", "c"), metadata, storage, List.of(shard));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (storage.objectIds().contains(orphan) && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(10);
-            }
+            Poll.within(Duration.ofSeconds(10), () -> !storage.objectIds().contains(orphan));
             assertThat(storage.objectIds()).containsExactly(kept);
         }
     }
@@ -142,12 +141,10 @@ class LocalBackendTest {
                             .toCompletableFuture()
                             .get(10, TimeUnit.SECONDS))
                     .isEqualTo(1L);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             // the replica leaves the store's map before its files are removed: wait for both
-            while ((storage.existingReplica(objectId).isPresent() || Files.exists(replicaDir))
-                    && System.nanoTime() < deadline) {
-                TimeUnit.MILLISECONDS.sleep(10);
-            }
+            Poll.within(
+                    Duration.ofSeconds(10),
+                    () -> storage.existingReplica(objectId).isEmpty() && !Files.exists(replicaDir));
             assertThat(storage.existingReplica(objectId))
                     .as("the queue's log is deleted")
                     .isEmpty();

@@ -14,6 +14,7 @@ import com.rabbitmq.client.DeliverCallback;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.LongString;
 import com.rabbitmq.client.ShutdownSignalException;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -33,6 +34,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** One broker, the real RabbitMQ Java client, every part of the protocol surface a client relies on. */
 class ProtocolIT {
+    private static final Duration WAIT = Duration.ofSeconds(10);
+
     @TempDir
     static Path dir;
 
@@ -259,14 +262,18 @@ class ProtocolIT {
             String tag = channel.basicConsume("auto.q", true, (t, d) -> {}, t -> {});
             channel.basicCancel(tag);
             Channel check = connection.createChannel();
-            awaitTrue(() -> {
-                try {
-                    check.queueDeclarePassive("auto.q");
-                    return false;
-                } catch (IOException e) {
-                    return replyCode(e) == 404;
-                }
-            });
+            Poll.until(
+                    WAIT,
+                    Duration.ofMillis(20),
+                    () -> {
+                        try {
+                            check.queueDeclarePassive("auto.q");
+                            return false;
+                        } catch (IOException e) {
+                            return replyCode(e) == 404;
+                        }
+                    },
+                    () -> "auto.q deleted after its last consumer");
         }
     }
 
@@ -299,7 +306,7 @@ class ProtocolIT {
         Connection connection = broker.connect();
         Channel channel = connection.createChannel();
         channel.basicPublish("", "whatever", false, true, null, bytes("x"));
-        awaitTrue(() -> !connection.isOpen());
+        Poll.until(WAIT, Duration.ofMillis(20), () -> !connection.isOpen(), () -> "the connection closed");
         assertThat(connection.getCloseReason().getReason())
                 .isInstanceOfSatisfying(
                         AMQP.Connection.Close.class,
@@ -466,20 +473,5 @@ class ProtocolIT {
             bodies.add(text(response.getBody()));
         }
         return bodies;
-    }
-
-    interface Check {
-        boolean ok() throws Exception;
-    }
-
-    static void awaitTrue(Check check) throws Exception {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() < deadline) {
-            if (check.ok()) {
-                return;
-            }
-            Thread.sleep(20);
-        }
-        assertThat(check.ok()).as("condition within 10 s").isTrue();
     }
 }

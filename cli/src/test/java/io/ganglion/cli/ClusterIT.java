@@ -1,5 +1,11 @@
 package io.ganglion.cli;
 
+import static io.ganglion.cli.TestCluster.EVERY;
+import static io.ganglion.cli.TestCluster.WAIT;
+import static io.ganglion.cli.TestCluster.await;
+import static io.ganglion.cli.TestCluster.ctl;
+import static io.ganglion.cli.TestCluster.ctlErr;
+import static io.ganglion.cli.TestCluster.get;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -7,21 +13,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
-import java.io.ByteArrayOutputStream;
+import io.ganglion.testing.ClusterTest;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
-import java.util.Optional;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,10 +29,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Three broker processes on loopback forming one cluster: the metadata log on Ratis, liveness through the peer link,
  * the controller on the Ratis leader. Brokers are killed with SIGKILL.
  */
+@ClusterTest
 class ClusterIT {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newHttpClient();
-    private static final Duration WAIT = Duration.ofSeconds(30);
 
     @TempDir
     Path dir;
@@ -43,19 +40,7 @@ class ClusterIT {
 
     @BeforeEach
     void startCluster() throws Exception {
-        brokers = BrokerChild.cluster(dir, 3, 0, 0, 0, 0, List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
-        for (BrokerChild broker : brokers) {
-            broker.launch();
-        }
-        for (BrokerChild broker : brokers) {
-            broker.awaitListening();
-        }
-        for (BrokerChild broker : brokers) {
-            await(
-                    broker,
-                    "/api/nodes",
-                    nodes -> liveCount(nodes) == 3 && !nodes.path("controller").isNull());
-        }
+        brokers = TestCluster.start(dir, 3);
     }
 
     @AfterEach
@@ -139,17 +124,21 @@ class ClusterIT {
                             && node(n, controller).path("incarnation").asLong() == incarnation + 1);
         }
         // the restarted broker reaches the queue's home once their peer link is up again (within about a second)
-        awaitCondition(() -> {
-            try (Connection connection = connect(killed)) {
-                return connection
-                        .createChannel()
-                        .queueDeclarePassive("after-failover")
-                        .getQueue()
-                        .equals("after-failover");
-            } catch (java.io.IOException e) {
-                return false;
-            }
-        });
+        Poll.until(
+                WAIT,
+                EVERY,
+                () -> {
+                    try (Connection connection = connect(killed)) {
+                        return connection
+                                .createChannel()
+                                .queueDeclarePassive("after-failover")
+                                .getQueue()
+                                .equals("after-failover");
+                    } catch (java.io.IOException e) {
+                        return false;
+                    }
+                },
+                () -> "the restarted broker reaching after-failover");
     }
 
     @Test
@@ -270,8 +259,11 @@ class ClusterIT {
             assertThat(all.await(30, java.util.concurrent.TimeUnit.SECONDS))
                     .as("received %s of %s", received.size(), messages)
                     .isTrue();
-            awaitCondition(
-                    () -> first.createChannel().queueDeclarePassive("audit").getMessageCount() == 0);
+            Poll.until(
+                    WAIT,
+                    EVERY,
+                    () -> first.createChannel().queueDeclarePassive("audit").getMessageCount() == 0,
+                    () -> "audit empty on the first broker");
             consuming.basicCancel(consumerTag);
 
             Channel purging = second.createChannel();
@@ -330,15 +322,19 @@ class ClusterIT {
                 java.util.Map.of("node.id", "a-stranger", "cluster.name", "elsewhere", "cluster.seeds", seeds));
         try {
             stranger.launch();
-            awaitCondition(() -> {
-                for (BrokerChild broker : brokers) {
-                    java.nio.file.Path log = broker.dataDir.resolve("broker.out");
-                    if (java.nio.file.Files.readString(log).contains("reason=cluster_mismatch")) {
-                        return true;
-                    }
-                }
-                return false;
-            });
+            Poll.until(
+                    WAIT,
+                    EVERY,
+                    () -> {
+                        for (BrokerChild broker : brokers) {
+                            java.nio.file.Path log = broker.dataDir.resolve("broker.out");
+                            if (java.nio.file.Files.readString(log).contains("reason=cluster_mismatch")) {
+                                return true;
+                            }
+                        }
+                        return false;
+                    },
+                    () -> "a broker refusing the stranger (reason=cluster_mismatch)");
             JsonNode nodes = get(brokers.get(0), "/api/nodes");
             assertThat(nodes.path("nodes").size()).isEqualTo(3);
             assertThat(node(nodes, "a-stranger").isEmpty()).isTrue();
@@ -348,20 +344,6 @@ class ClusterIT {
     }
 
     // ------------------------------------------------------------------------------------------------------ helpers
-
-    interface Check {
-        boolean holds() throws Exception;
-    }
-
-    static void awaitCondition(Check check) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        while (!check.holds()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("condition not met within " + WAIT);
-            }
-            Thread.sleep(50);
-        }
-    }
 
     private BrokerChild byId(String id) {
         return brokers.stream().filter(b -> b.nodeId().equals(id)).findFirst().orElseThrow();
@@ -373,16 +355,6 @@ class ClusterIT {
         return factory.newConnection();
     }
 
-    private static long liveCount(JsonNode nodes) {
-        long live = 0;
-        for (JsonNode node : nodes.path("nodes")) {
-            if (node.path("status").asText().equals("live")) {
-                live++;
-            }
-        }
-        return live;
-    }
-
     private static JsonNode node(JsonNode nodes, String id) {
         for (JsonNode node : nodes.path("nodes")) {
             if (node.path("node").asText().equals(id)) {
@@ -390,70 +362,5 @@ class ClusterIT {
             }
         }
         return JSON.createObjectNode();
-    }
-
-    static JsonNode get(BrokerChild broker, String path) throws IOException, InterruptedException {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + broker.httpPort + path))
-                .timeout(Duration.ofSeconds(5))
-                .header(
-                        "Authorization",
-                        "Basic " + Base64.getEncoder().encodeToString("guest:guest".getBytes(StandardCharsets.UTF_8)))
-                .build();
-        HttpResponse<String> response = HTTP.send(request, HttpResponse.BodyHandlers.ofString());
-        return JSON.readTree(response.body());
-    }
-
-    /** Polls {@code path} on {@code broker} until {@code condition} holds; fails with the last answer after 30 s. */
-    static JsonNode await(BrokerChild broker, String path, Predicate<JsonNode> condition) throws Exception {
-        long deadline = System.nanoTime() + WAIT.toNanos();
-        JsonNode last = null;
-        Optional<Exception> lastFailure = Optional.empty();
-        while (System.nanoTime() < deadline) {
-            try {
-                last = get(broker, path);
-                if (condition.test(last)) {
-                    return last;
-                }
-            } catch (IOException e) {
-                lastFailure = Optional.of(e);
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError(
-                "condition on " + broker.nodeId() + " " + path + " not met within " + WAIT + "; last answer " + last
-                        + lastFailure.map(e -> ", last failure " + e).orElse(""));
-    }
-
-    static String ctl(BrokerChild broker, int expectedStatus, String... args) {
-        return capture(broker, expectedStatus, false, args);
-    }
-
-    private static String ctlErr(BrokerChild broker, int expectedStatus, String... args) {
-        return capture(broker, expectedStatus, true, args);
-    }
-
-    private static synchronized String capture(BrokerChild broker, int expectedStatus, boolean err, String... args) {
-        PrintStream saved = err ? System.err : System.out;
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8);
-        try {
-            if (err) {
-                System.setErr(capture);
-            } else {
-                System.setOut(capture);
-            }
-            List<String> full = new ArrayList<>(List.of("ctl", "--http-port", Integer.toString(broker.httpPort)));
-            full.addAll(List.of(args));
-            assertThat(Main.run(full.toArray(String[]::new)))
-                    .as("ctl %s", List.of(args))
-                    .isEqualTo(expectedStatus);
-            return bytes.toString(StandardCharsets.UTF_8);
-        } finally {
-            if (err) {
-                System.setErr(saved);
-            } else {
-                System.setOut(saved);
-            }
-        }
     }
 }

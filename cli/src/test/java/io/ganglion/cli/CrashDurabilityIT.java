@@ -6,8 +6,10 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.GetResponse;
+import io.ganglion.testing.Poll;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -79,10 +81,7 @@ class CrashDurabilityIT {
                     }
                 });
                 publisher.start();
-                long deadline = System.nanoTime() + 60_000_000_000L;
-                while (confirmed.size() < target && System.nanoTime() < deadline) {
-                    Thread.sleep(1);
-                }
+                Poll.within(Duration.ofSeconds(60), Duration.ofMillis(1), () -> confirmed.size() >= target);
                 broker.kill(); // mid-stream: publishes are in flight
                 publisher.interrupt();
                 publisher.join(10_000);

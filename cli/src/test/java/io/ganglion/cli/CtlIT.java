@@ -1,12 +1,10 @@
 package io.ganglion.cli;
 
+import static io.ganglion.cli.TestCluster.ctl;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -16,23 +14,6 @@ import org.junit.jupiter.api.io.TempDir;
 class CtlIT {
     @TempDir
     Path dir;
-
-    private static String ctl(BrokerChild broker, int expectedStatus, String... args) {
-        PrintStream out = System.out;
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(bytes, true, StandardCharsets.UTF_8));
-            String[] full = new String[args.length + 3];
-            full[0] = "ctl";
-            full[1] = "--http-port";
-            full[2] = Integer.toString(broker.httpPort);
-            System.arraycopy(args, 0, full, 3, args.length);
-            assertThat(Main.run(full)).as("ctl %s", List.of(args)).isEqualTo(expectedStatus);
-            return bytes.toString(StandardCharsets.UTF_8);
-        } finally {
-            System.setOut(out);
-        }
-    }
 
     @Test
     void shouldManageUsersAndVhosts() throws Exception {

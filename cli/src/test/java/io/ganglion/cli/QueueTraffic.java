@@ -7,6 +7,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -129,7 +130,10 @@ final class QueueTraffic implements AutoCloseable {
         subscriptions.incrementAndGet();
     }
 
-    /** Subscribes on a fresh channel until the queue takes it (a refused basic.consume closes its channel). */
+    /**
+     * Subscribes on a fresh channel until the queue takes it (a refused basic.consume closes its channel). Not a
+     * {@link Poll}: it runs on the resubscriber thread, which {@link #close} interrupts, and it ends quietly then.
+     */
     private void resubscribe() {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (!closing && System.nanoTime() < deadline) {
@@ -170,20 +174,13 @@ final class QueueTraffic implements AutoCloseable {
     }
 
     /** Waits for every outstanding publish to be confirmed or nacked; false on timeout. */
-    boolean awaitSettled(Duration within) throws InterruptedException {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!outstanding.isEmpty() && System.nanoTime() < deadline) {
-            pause(20);
-        }
-        return outstanding.isEmpty();
+    boolean awaitSettled(Duration within) {
+        return Poll.within(within, Duration.ofMillis(20), outstanding::isEmpty);
     }
 
     /** Waits until every confirmed publish was consumed; returns {@link #lost()} then. */
     Set<String> awaitConsumed(Duration within) {
-        long deadline = System.nanoTime() + within.toNanos();
-        while (!deliveries.keySet().containsAll(confirmed) && System.nanoTime() < deadline) {
-            pause(50);
-        }
+        Poll.within(within, Duration.ofMillis(50), () -> deliveries.keySet().containsAll(confirmed));
         return lost();
     }
 

@@ -1,13 +1,17 @@
 package io.ganglion.cli;
 
-import static io.ganglion.cli.ClusterIT.await;
-import static io.ganglion.cli.ClusterIT.get;
+import static io.ganglion.cli.TestCluster.awaitLive;
+import static io.ganglion.cli.TestCluster.awaitQueue;
+import static io.ganglion.cli.TestCluster.ctl;
+import static io.ganglion.cli.TestCluster.get;
+import static io.ganglion.cli.TestCluster.printBrokerEvents;
+import static io.ganglion.cli.TestCluster.queue;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.rabbitmq.client.Connection;
-import java.io.IOException;
+import io.ganglion.testing.ClusterTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +23,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -34,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * issue: follower loss under the hold, owner loss, hold 0, a follower's return, owner and follower lost together, a
  * draining broker, an owner_durable queue.
  */
+@ClusterTest
 class ReplicatedQueueIT {
     private static final Duration SETTLE = Duration.ofSeconds(40);
     private static final Duration CONSUME = Duration.ofSeconds(30);
@@ -50,105 +54,15 @@ class ReplicatedQueueIT {
      */
     @RegisterExtension
     final TestExecutionExceptionHandler printBrokerEventsOnFailure = (context, failure) -> {
-        printBrokerEvents();
+        printBrokerEvents(dir);
         throw failure;
     };
-
-    private void printBrokerEvents() {
-        printBrokerEvents(dir);
-    }
-
-    /** Prints the event, warning and error lines of every {@code broker.out} under {@code dir}. */
-    static void printBrokerEvents(Path dir) {
-        try (var logs = Files.walk(dir)) {
-            for (Path log :
-                    logs.filter(path -> path.endsWith("broker.out")).sorted().toList()) {
-                List<String> events = Files.readAllLines(log, StandardCharsets.UTF_8).stream()
-                        .filter(ReplicatedQueueIT::worthPrinting)
-                        .toList();
-                System.out.println("---- " + dir.relativize(log) + ": last " + Math.min(events.size(), 500) + " of "
-                        + events.size() + " event, warning and error lines");
-                events.subList(Math.max(0, events.size() - 500), events.size()).forEach(System.out::println);
-            }
-            System.out.println("---- the brokers' whole logs are kept under " + dir);
-        } catch (IOException | RuntimeException e) {
-            System.out.println("---- broker logs unreadable: " + e);
-        }
-    }
-
-    /** An event line, a warning or error of any logger, or a line of a stack trace. */
-    private static boolean worthPrinting(String line) {
-        return line.contains("event=")
-                || line.contains("WARN")
-                || line.contains("ERROR")
-                || line.contains("SEVERE")
-                || line.startsWith("\tat ")
-                || line.startsWith("Caused by");
-    }
 
     private final AtomicReference<CompletableFuture<Void>> killing =
             new AtomicReference<>(CompletableFuture.completedFuture(null));
 
     private void startCluster(int size, String... settings) throws Exception {
-        brokers = startCluster(dir, size, settings);
-    }
-
-    /**
-     * Starts {@code size} brokers under {@code dir}, each with {@code settings} (key, value, ...), logging their events,
-     * and waits until every one sees all of them live and a controller.
-     */
-    static List<BrokerChild> startCluster(Path dir, int size, String... settings) throws Exception {
-        List<BrokerChild> brokers;
-        // ports are picked free, then bound by the brokers: another process may take one in between, and that broker
-        // then exits at start; such a start is tried again on new ports (twice at most)
-        for (int attempt = 1; ; attempt++) {
-            brokers = BrokerChild.cluster(
-                    dir.resolve("attempt-" + attempt),
-                    size,
-                    0,
-                    0,
-                    0,
-                    0,
-                    // the brokers log their events (the test classpath's default is warn) for a failed case to print
-                    List.of(
-                            "-Xmx256m",
-                            "--enable-native-access=ALL-UNNAMED",
-                            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info"));
-            try {
-                for (BrokerChild broker : brokers) {
-                    for (int i = 0; i < settings.length; i += 2) {
-                        broker.with(settings[i], settings[i + 1]);
-                    }
-                    broker.launch();
-                }
-                for (BrokerChild broker : brokers) {
-                    broker.awaitListening();
-                }
-                break;
-            } catch (java.io.IOException e) {
-                for (BrokerChild broker : brokers) {
-                    broker.close();
-                }
-                if (attempt == 3) {
-                    throw e;
-                }
-                System.out.println("cluster start failed (" + e.getMessage() + "), trying again on other ports");
-            }
-        }
-        for (BrokerChild broker : brokers) {
-            awaitLive(broker, size);
-        }
-        return brokers;
-    }
-
-    static void awaitLive(BrokerChild broker, int live) throws Exception {
-        await(broker, "/api/nodes", nodes -> {
-            int count = 0;
-            for (JsonNode node : nodes.path("nodes")) {
-                count += node.path("status").asText().equals("live") ? 1 : 0;
-            }
-            return count == live && !nodes.path("controller").isNull();
-        });
+        brokers = TestCluster.start(dir, size, settings);
     }
 
     @AfterEach
@@ -194,7 +108,7 @@ class ReplicatedQueueIT {
             // the live set commits the death after the eager failover, or after a new controller's takeover when the
             // victim was the controller too
             awaitQueue(client, "orders", q -> q.path("held").toString().contains(victim.nodeId()));
-            assertThat(ClusterIT.ctl(client, 0, "queues"))
+            assertThat(ctl(client, 0, "queues"))
                     .contains("orders\tquorum\ttrue\t" + owner + "\t3 majority_durable\t" + epoch + "\t")
                     .contains("\tactive\t" + victim.nodeId() + "(since ");
             totalQueueCheck(traffic, true);
@@ -298,7 +212,7 @@ class ReplicatedQueueIT {
     @Test
     void shouldDropALostFollowerAtOnceWithoutANewEpochWhenTheHoldIsZero() throws Exception {
         startCluster(3);
-        ClusterIT.ctl(brokers.get(0), 0, "settings", "set", "replication.follower_loss_hold_ms", "0");
+        ctl(brokers.get(0), 0, "settings", "set", "replication.follower_loss_hold_ms", "0");
         JsonNode queue = declare("audit", Map.of("x-queue-type", "quorum"));
         long epoch = queue.path("epoch").asLong();
         String owner = queue.path("owner").asText();
@@ -578,7 +492,7 @@ class ReplicatedQueueIT {
         try (QueueTraffic traffic = new QueueTraffic(outsider, outsider, "drained", "d").consume()) {
             traffic.publish(300, i -> {
                 if (i == 100) {
-                    ClusterIT.ctl(outsider, 0, "node", "drain", owner.nodeId());
+                    ctl(outsider, 0, "node", "drain", owner.nodeId());
                 }
             });
             JsonNode moved = awaitQueue(
@@ -618,7 +532,7 @@ class ReplicatedQueueIT {
                     awaitQueue(client, "fast", q -> !q.path("recovery").isMissingNode());
             assertThat(recovering.path("recovery").path("seals_needed").asInt()).isEqualTo(3);
             assertThat(recovering.path("held").size()).as("W = 1: nobody held").isZero();
-            assertThat(ClusterIT.ctl(client, 0, "queues")).contains("\trecovering(epoch " + (epoch + 1) + ", sealing ");
+            assertThat(ctl(client, 0, "queues")).contains("\trecovering(epoch " + (epoch + 1) + ", sealing ");
             victim.launch().awaitListening();
             JsonNode recovered = awaitQueue(
                     client,
@@ -701,31 +615,5 @@ class ReplicatedQueueIT {
 
     private BrokerChild other(BrokerChild... excluded) {
         return others(excluded).get(0);
-    }
-
-    static JsonNode queue(BrokerChild broker, String name) throws Exception {
-        for (JsonNode queue : get(broker, "/api/queues")) {
-            if (queue.path("name").asText().equals(name)) {
-                return queue;
-            }
-        }
-        throw new AssertionError("no queue " + name + " on " + broker.nodeId());
-    }
-
-    static JsonNode awaitQueue(BrokerChild broker, String name, Predicate<JsonNode> condition) throws Exception {
-        JsonNode all = await(broker, "/api/queues", queues -> {
-            for (JsonNode q : queues) {
-                if (q.path("name").asText().equals(name)) {
-                    return condition.test(q);
-                }
-            }
-            return false;
-        });
-        for (JsonNode q : all) {
-            if (q.path("name").asText().equals(name)) {
-                return q;
-            }
-        }
-        throw new AssertionError("no queue " + name);
     }
 }

@@ -9,6 +9,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
+import io.ganglion.testing.ClusterTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * by {@code x-max-length-bytes}; and an owner killed under a publisher, after which a reader that subscribes again
  * from the offset after the last it saw misses nothing confirmed.
  */
+@ClusterTest
 class StreamIT {
     private static final Duration WAIT = Duration.ofSeconds(30);
 
@@ -46,7 +48,7 @@ class StreamIT {
     /** A failed case prints the brokers' event lines: its folder, with their logs, is kept only on this machine. */
     @RegisterExtension
     final TestExecutionExceptionHandler printBrokerEventsOnFailure = (context, failure) -> {
-        ReplicatedQueueIT.printBrokerEvents(dir);
+        TestCluster.printBrokerEvents(dir);
         throw failure;
     };
 
@@ -110,7 +112,7 @@ class StreamIT {
     }
 
     private void startCluster(String... settings) throws Exception {
-        brokers = ReplicatedQueueIT.startCluster(dir, 3, settings);
+        brokers = TestCluster.start(dir, 3, settings);
     }
 
     @AfterEach
@@ -157,7 +159,7 @@ class StreamIT {
     }
 
     private static JsonNode stream(BrokerChild broker, String name) throws Exception {
-        return ReplicatedQueueIT.queue(broker, name);
+        return TestCluster.queue(broker, name);
     }
 
     @Test
@@ -279,7 +281,7 @@ class StreamIT {
                         "recent", true, false, false, Map.of("x-queue-type", "stream", "x-max-length-bytes", 200_000));
         String padding = "x".repeat(1000);
         publish(first, "recent", padding + "-", 0, 2000); // about 2 MB in 64 KiB segments
-        ReplicatedQueueIT.awaitQueue(
+        TestCluster.awaitQueue(
                 brokers.get(0),
                 "recent",
                 q -> q.path("owner_status").path("start").asLong() > 1000);
@@ -318,7 +320,7 @@ class StreamIT {
         String padding = "y".repeat(1000);
         long publishing = System.currentTimeMillis(); // no record of "aged" is older
         publish(first, "aged", padding + "-", 0, 400); // about 450 KB in 64 KiB segments
-        ReplicatedQueueIT.awaitQueue(
+        TestCluster.awaitQueue(
                 brokers.get(0),
                 "aged",
                 q -> q.path("owner_status").path("start").asLong() > 100);

@@ -10,9 +10,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ganglion.storage.AppendOutcome.Appended;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -183,13 +185,11 @@ class SegmentWriterTest {
                     AppendOutcome next = log.append(1, RecordType.DATA, payload(1, log.nextOffset()));
                     assertThat(next).isInstanceOf(Appended.class);
                     CompletableFuture<Long> durable = ((Appended) next).durable();
-                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-                    while (!durable.isDone() && storage.segmentWriter().backlog() <= 256 * 1024) {
-                        assertThat(System.nanoTime())
-                                .as("durable below half the bound")
-                                .isLessThan(deadline);
-                        TimeUnit.MILLISECONDS.sleep(1);
-                    }
+                    Poll.until(
+                            Duration.ofSeconds(30),
+                            Duration.ofMillis(1),
+                            () -> durable.isDone() || storage.segmentWriter().backlog() > 256 * 1024,
+                            () -> "durable below half the bound");
                     if (durable.isDone()) {
                         assertThat(durable).isCompleted();
                     }

@@ -12,8 +12,10 @@ import io.ganglion.coordination.NodeState;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
+import io.ganglion.testing.Poll;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -276,10 +278,7 @@ class ControllerTest {
             long appliedBefore = file.image().appliedIndex();
             MetadataLog follower = new Passing(file, false, new ArrayList<>());
             try (Controller controller = new Controller(A, follower, Clock.systemUTC(), request -> {})) {
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (controller.rehearsalTicks() < 3 && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                }
+                Poll.within(Duration.ofSeconds(10), Duration.ofMillis(20), () -> controller.rehearsalTicks() >= 3);
                 assertThat(controller.rehearsalTicks()).isGreaterThanOrEqualTo(3);
                 assertThat(controller.snapshot().active()).isFalse();
             }
@@ -309,10 +308,10 @@ class ControllerTest {
                         file, states -> states.stream().filter(NodeState::live).count() == 3);
                 int proposedBefore = proposed.size();
                 long ticksBefore = controller.rehearsalTicks();
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                while (controller.rehearsalTicks() < ticksBefore + 3 && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                }
+                Poll.within(
+                        Duration.ofSeconds(10),
+                        Duration.ofMillis(20),
+                        () -> controller.rehearsalTicks() >= ticksBefore + 3);
                 assertThat(controller.rehearsalTicks()).isGreaterThanOrEqualTo(ticksBefore + 3);
                 assertThat(controller.snapshot().active()).isTrue();
                 assertThat(proposed).as("nothing proposed after the live set").hasSize(proposedBefore);
@@ -482,21 +481,18 @@ class ControllerTest {
     }
 
     private static io.ganglion.coordination.NodeId awaitActive(
-            MetadataLog log, io.ganglion.coordination.ObjectId queue, long epoch) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (true) {
-            java.util.Optional<io.ganglion.coordination.Assignment> active = log.image()
-                    .coordination()
-                    .object(queue)
-                    .flatMap(io.ganglion.coordination.AcceptedHistory::validate);
-            if (active.isPresent() && active.get().epoch().value() == epoch) {
-                return active.get().owner();
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("epoch " + epoch + " never activated: " + active);
-            }
-            Thread.sleep(10);
-        }
+            MetadataLog log, io.ganglion.coordination.ObjectId queue, long epoch) {
+        return Poll.untilPresent(
+                Duration.ofSeconds(10),
+                () -> active(log, queue)
+                        .filter(active -> active.epoch().value() == epoch)
+                        .map(io.ganglion.coordination.Assignment::owner),
+                () -> "epoch " + epoch + " never activated: " + active(log, queue));
+    }
+
+    private static java.util.Optional<io.ganglion.coordination.Assignment> active(
+            MetadataLog log, io.ganglion.coordination.ObjectId queue) {
+        return log.image().coordination().object(queue).flatMap(io.ganglion.coordination.AcceptedHistory::validate);
     }
 
     /**
@@ -550,15 +546,11 @@ class ControllerTest {
         return log.image().coordination().liveSet().node(node).orElseThrow();
     }
 
-    private static void awaitImage(MetadataLog log, Predicate<List<NodeState>> condition) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.test(
-                List.copyOf(log.image().coordination().liveSet().nodes().values()))) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError(
-                        "live set never matched: " + log.image().coordination().liveSet());
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitImage(MetadataLog log, Predicate<List<NodeState>> condition) {
+        Poll.until(
+                Duration.ofSeconds(10),
+                () -> condition.test(
+                        List.copyOf(log.image().coordination().liveSet().nodes().values())),
+                () -> "live set never matched: " + log.image().coordination().liveSet());
     }
 }

@@ -15,6 +15,7 @@ import io.ganglion.broker.peer.RecordingPeerHandler.Disconnected;
 import io.ganglion.broker.peer.RecordingPeerHandler.Message;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -275,18 +276,11 @@ class PeerLinkTest {
     }
 
     private static void awaitLinks(PeerLink link, NodeId peer, int count) {
-        long deadline = System.nanoTime() + RecordingPeerHandler.TIMEOUT.toNanos();
-        while (link.linkCount(peer) != count) {
-            assertThat(System.nanoTime())
-                    .as("%d links to %s within %s", count, peer, RecordingPeerHandler.TIMEOUT)
-                    .isLessThan(deadline);
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
-        }
+        Poll.until(
+                RecordingPeerHandler.TIMEOUT,
+                Duration.ofMillis(5),
+                () -> link.linkCount(peer) == count,
+                () -> count + " links to " + peer + " (" + link.linkCount(peer) + " now)");
     }
 
     @Test

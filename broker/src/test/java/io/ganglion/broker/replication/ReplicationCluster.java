@@ -30,12 +30,14 @@ import io.ganglion.storage.ReplicaLog;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
 import io.ganglion.storage.StorageCrash;
+import io.ganglion.testing.Poll;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +50,6 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -370,11 +371,11 @@ final class ReplicationCluster implements AutoCloseable {
 
     /** Polls {@code condition} until it holds, or fails with {@code what} after the timeout. */
     static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TIMEOUT_MS);
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime() - deadline).as("waiting for " + what).isNegative();
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-        }
+        Poll.until(
+                Duration.ofMillis(TIMEOUT_MS),
+                Duration.ofMillis(5),
+                condition::getAsBoolean,
+                () -> "waiting for " + what);
     }
 
     /** What a host told the queue layer; written on the shard, read by the test thread. */

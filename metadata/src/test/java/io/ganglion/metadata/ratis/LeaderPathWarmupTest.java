@@ -2,12 +2,12 @@ package io.ganglion.metadata.ratis;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ganglion.testing.Poll;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -25,10 +25,7 @@ class LeaderPathWarmupTest {
 
         assertThat(took).isPresent();
         // its servers stop and its files go in the background
-        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (Files.exists(warmup) && System.nanoTime() < deadline) {
-            LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
-        }
+        Poll.within(Duration.ofSeconds(20), Duration.ofMillis(20), () -> !Files.exists(warmup));
         assertThat(warmup).doesNotExist();
     }
 

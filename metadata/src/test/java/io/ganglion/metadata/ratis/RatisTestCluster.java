@@ -2,6 +2,7 @@ package io.ganglion.metadata.ratis;
 
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataImageCodec;
+import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
@@ -123,22 +124,7 @@ final class RatisTestCluster implements AutoCloseable {
 
     /** Polls {@code probe} every 10 ms until it gives a value, failing after {@link #DEADLINE}. */
     static <T> T await(String what, Supplier<Optional<T>> probe) {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (true) {
-            Optional<T> value = probe.get();
-            if (value.isPresent()) {
-                return value.get();
-            }
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out after " + DEADLINE + " waiting for " + what);
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("interrupted waiting for " + what, e);
-            }
-        }
+        return Poll.untilPresent(DEADLINE, probe::get, () -> "waiting for " + what);
     }
 
     @Override
