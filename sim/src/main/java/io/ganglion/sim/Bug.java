@@ -37,5 +37,11 @@ public enum Bug {
      * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
      * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
      */
-    DROP_WITHOUT_PROOF
+    DROP_WITHOUT_PROOF,
+    /**
+     * The controller runtime hands the controller core the committed image with its commands in flight applied, as
+     * if they were committed: the core then sends seals for a recovery whose proposal may be lost with its leader, and
+     * installs to a recovery point that may lose to a higher seal committed first.
+     */
+    TICK_ON_PROPOSED_STEPS
 }

@@ -2,6 +2,7 @@ package io.ganglion.sim;
 
 import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.Assignment;
+import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationCommand.AppendHistory;
 import io.ganglion.coordination.CoordinationImage;
 import io.ganglion.coordination.Epoch;
@@ -261,13 +262,34 @@ public final class Invariants {
         }
     }
 
-    /** Called for every committed command with the reference image before and the outcome. */
+    /**
+     * Called for every committed command with the outcome. A controller's entry is fenced and may be a batch: each
+     * history record in it is checked against the image just before it and its own outcome, as the batch applies them
+     * in order.
+     */
     void onCommit(int index, MetadataImage.Applied applied) {
-        if (!(cluster.quorum().command(index) instanceof MetadataCommand.Coordination coordination)
-                || !(coordination.command() instanceof AppendHistory append)
-                || !applied.accepted()) {
+        MetadataCommand command = cluster.quorum().command(index);
+        if (command instanceof MetadataCommand.Fenced fenced) {
+            command = fenced.command();
+        }
+        if (!(command instanceof MetadataCommand.Coordination coordination) || !applied.accepted()) {
             return;
         }
+        if (coordination.command() instanceof CoordinationCommand.Batch batch) {
+            MetadataImage image = cluster.quorum().imageAt(index);
+            for (CoordinationCommand each : batch.commands()) {
+                MetadataImage.Applied one = image.apply(new MetadataCommand.Coordination(each));
+                if (each instanceof AppendHistory append && one.accepted()) {
+                    onHistoryRecord(append, image, one);
+                }
+                image = one.image();
+            }
+        } else if (coordination.command() instanceof AppendHistory append) {
+            onHistoryRecord(append, cluster.quorum().imageAt(index), applied);
+        }
+    }
+
+    private void onHistoryRecord(AppendHistory append, MetadataImage imageBefore, MetadataImage.Applied applied) {
         if (append.record() instanceof HistoryRecord.FollowerAdded added) {
             // the epoch's members grew: a confirm may now count the new follower (once installed)
             cluster.stats().followersAdded++;
@@ -294,8 +316,7 @@ public final class Invariants {
             return;
         }
         cluster.stats().activations++;
-        AcceptedHistory before =
-                cluster.quorum().imageAt(index).coordination().objects().get(append.id());
+        AcceptedHistory before = imageBefore.coordination().objects().get(append.id());
         AcceptedHistory after = applied.image().coordination().objects().get(append.id());
         checkActivation(append.id(), activated.epoch(), before, after);
     }

@@ -104,6 +104,7 @@ public final class SimBroker {
         log.subscribe(image -> {
             if (alive) {
                 refreshViews();
+                controller.imageChanged();
             }
         });
     }
@@ -154,8 +155,9 @@ public final class SimBroker {
         return machine(object).mayOwn(Epoch.of(epoch));
     }
 
+    /** The controller runtime if this broker runs the controller now, else null. */
     SimController controller() {
-        return controller;
+        return alive && controller != null && controller.active() ? controller : null;
     }
 
     void fsyncLatency(long ms) {
@@ -173,6 +175,7 @@ public final class SimBroker {
         cluster.scheduler().trace("start " + id + " " + incarnation);
         cluster.scheduler().after(cluster.random().nextLong(50), "hb " + id, () -> heartbeat(gen));
         cluster.scheduler().after(cluster.random().nextLong(DATA_PERIOD_MS), "data " + id, () -> data(gen));
+        controller = new SimController(cluster, this);
         if (log.isLeader()) {
             leadership(true);
         }
@@ -208,11 +211,8 @@ public final class SimBroker {
     }
 
     private void leadership(boolean leads) {
-        if (leads && alive && controller == null) {
-            controller = new SimController(cluster, this);
-        } else if (!leads && controller != null) {
-            controller.stop();
-            controller = null;
+        if (alive && controller != null) {
+            controller.leadership(leads);
         }
     }
 
@@ -234,12 +234,12 @@ public final class SimBroker {
     }
 
     private void receiveHeartbeat(NodeId from, Incarnation label, boolean leaving) {
-        if (alive && controller != null) {
+        if (alive && controller != null && controller.active()) {
             controller.heartbeat(from, label, leaving);
         }
     }
 
-    /** The controller's connection to {@code node} closed (a crash, or a partition noticed by keepalive). */
+    /** This broker's connection to {@code node} closed (a crash, or a partition noticed by keepalive). */
     void connectionClosed(NodeId node) {
         if (alive && controller != null) {
             controller.connectionClosed(node);

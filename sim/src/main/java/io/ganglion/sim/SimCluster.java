@@ -237,14 +237,11 @@ public final class SimCluster {
         stats.faults++;
         broker.crash();
         quorum.crashed(node);
-        controller().ifPresent(controller -> {
-            if (!controller.equals(node) && network.connected(controller, node)) {
-                scheduler.after(
-                        1 + random.nextLong(20),
-                        "closed " + node,
-                        () -> brokers.get(controller).connectionClosed(node));
+        for (SimBroker other : brokers.values()) {
+            if (other.alive() && network.connected(other.id(), node)) {
+                scheduler.after(1 + random.nextLong(20), "closed " + node, () -> other.connectionClosed(node));
             }
-        });
+        }
     }
 
     /** Starts a stopped broker with a new incarnation. */
@@ -264,15 +261,10 @@ public final class SimCluster {
         stats.faults++;
         scheduler.trace("cut " + a + " " + b);
         network.cut(a, b);
-        controller().ifPresent(controller -> {
-            if (controller.equals(a) || controller.equals(b)) {
-                NodeId other = controller.equals(a) ? b : a;
-                scheduler.after(
-                        50 + random.nextLong(150),
-                        "closed " + other,
-                        () -> brokers.get(controller).connectionClosed(other));
-            }
-        });
+        scheduler.after(
+                50 + random.nextLong(150), "closed " + b, () -> brokers.get(a).connectionClosed(b));
+        scheduler.after(
+                50 + random.nextLong(150), "closed " + a, () -> brokers.get(b).connectionClosed(a));
     }
 
     /** Cuts every link of {@code node}. */

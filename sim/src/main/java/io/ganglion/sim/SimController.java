@@ -1,6 +1,7 @@
 package io.ganglion.sim;
 
 import io.ganglion.coordination.AcceptedHistory;
+import io.ganglion.coordination.ControllerCore;
 import io.ganglion.coordination.ControllerTick;
 import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.coordination.CoordinationCommand.AppendHistory;
@@ -14,108 +15,160 @@ import io.ganglion.coordination.LiveSet;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.PendingRecovery;
-import io.ganglion.coordination.RecoveryBackoff;
 import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.coordination.SealReply;
 import io.ganglion.coordination.Setting;
-import io.ganglion.coordination.TickResult;
 import io.ganglion.metadata.MetadataCommand;
 import java.util.List;
 import java.util.SortedMap;
-import java.util.TreeMap;
 
 /**
- * The controller runtime on the broker that leads the metadata log: what {@code broker} will do with real IO, here on
- * the simulation's thread.
- *
- * <p>It keeps the observed {@link LiveSet}, starting from the committed one: heartbeats, eager failover when a
- * connection closed and no heartbeat came back within {@code liveness.eager_failover_ms}, and expiry, which waits one
- * {@code liveness.expiry_ms} after the leadership began. Every {@code controller.tick_ms} it runs {@link
- * ControllerTick#run} on its own image, proposes the commands through its metadata log without waiting for them, and
- * sends the requests; seal replies and install acknowledgements become {@code AppendHistory} proposals.
+ * The controller runtime of one simulated broker process, as {@code broker/cluster/Controller} is the real one: the
+ * same {@link ControllerCore} (the observed live set, eager failover, expiry, commands in flight, held recovery
+ * replies) given the simulation's clock, timers and metadata log. It lives as long as the broker's incarnation;
+ * while the broker leads the metadata log it ticks every {@code controller.tick_ms} and at once when the image changes
+ * or a reply comes, proposes each tick's commands as one fenced entry and sends the requests. Closed connections are
+ * recorded whether it leads or not.
  */
 final class SimController {
     private final SimCluster cluster;
     private final SimBroker host;
-    private final long leaderSinceMs;
-    private final TreeMap<NodeId, Long> closedAtMs = new TreeMap<>();
-    private LiveSet observed;
-    private RecoveryBackoff backoff = RecoveryBackoff.none();
-    private SortedMap<ObjectId, List<NodeId>> held = new TreeMap<>();
-    private boolean active = true;
+    private final ControllerCore core = new ControllerCore();
+    private long leaderTerm;
+    /** The timer of the next periodic tick: a tick run early moves it on, and an older timer does nothing. */
+    private long tickTimer;
+
+    private boolean kickQueued;
+    private boolean stopped;
 
     SimController(SimCluster cluster, SimBroker host) {
         this.cluster = cluster;
         this.host = host;
-        this.leaderSinceMs = cluster.scheduler().now();
-        this.observed = host.log().image().coordination().liveSet();
-        cluster.scheduler().trace("controller " + host.id());
-        cluster.scheduler().after(setting(RuntimeSettings.TICK_MS), "tick " + host.id(), this::tick);
     }
 
+    /** The broker crashed: this runtime is gone with its memory. */
     void stop() {
-        active = false;
+        stopped = true;
+        core.end();
     }
 
     NodeId node() {
         return host.id();
     }
 
+    /** Whether this broker runs the controller now. */
+    boolean active() {
+        return !stopped && core.active();
+    }
+
     LiveSet observed() {
-        return observed;
+        return core.observed();
     }
 
     /** The objects the last tick kept under the follower loss hold, with their lost followers. */
     SortedMap<ObjectId, List<NodeId>> held() {
-        return held;
+        return core.held();
+    }
+
+    private long now() {
+        return cluster.scheduler().now();
     }
 
     private long setting(Setting setting) {
         return host.log().image().coordination().settings().value(setting);
     }
 
-    void heartbeat(NodeId node, Incarnation incarnation, boolean draining) {
-        if (!active) {
+    /** The broker's metadata log leadership began or ended. */
+    void leadership(boolean leads) {
+        if (stopped || leads == core.active()) {
             return;
         }
-        observed = observed.heartbeat(
-                node, incarnation, draining, cluster.scheduler().now());
-        closedAtMs.remove(node);
+        if (leads) {
+            leaderTerm = host.log().leaderTerm().orElse(0);
+            long since = now();
+            cluster.scheduler().trace("controller " + host.id());
+            SortedMap<NodeId, Long> closed =
+                    core.begin(host.log().image().coordination().liveSet(), since);
+            long eager = setting(RuntimeSettings.EAGER_FAILOVER_MS);
+            closed.forEach((node, closedAt) -> scheduleEagerFailover(node, closedAt, closedAt + eager - since));
+            schedulePeriodicTick(0);
+        } else {
+            core.end();
+            tickTimer++;
+        }
+    }
+
+    /** The image changed: tick as soon as the simulation's thread is free. */
+    void imageChanged() {
+        kick();
+    }
+
+    private void kick() {
+        if (stopped || kickQueued || !core.active()) {
+            return;
+        }
+        kickQueued = true;
+        cluster.scheduler().after(0, "kick " + host.id(), () -> {
+            kickQueued = false;
+            tickNow();
+        });
+    }
+
+    void heartbeat(NodeId node, Incarnation incarnation, boolean draining) {
+        if (!stopped && core.heartbeat(node, incarnation, draining, now())) {
+            kick();
+        }
     }
 
     void connectionClosed(NodeId node) {
-        if (!active) {
+        if (stopped) {
             return;
         }
-        long closedAt = cluster.scheduler().now();
-        closedAtMs.put(node, closedAt);
-        cluster.scheduler().after(setting(RuntimeSettings.EAGER_FAILOVER_MS), "eager " + node, () -> {
-            Long still = closedAtMs.get(node);
-            if (active && still != null && still == closedAt) {
-                observed = observed.eagerFailover(node, cluster.scheduler().now());
-                closedAtMs.remove(node);
+        long closedAt = now();
+        core.connectionClosed(node, closedAt);
+        scheduleEagerFailover(node, closedAt, setting(RuntimeSettings.EAGER_FAILOVER_MS));
+    }
+
+    private void scheduleEagerFailover(NodeId node, long closedAt, long delayMs) {
+        cluster.scheduler().after(Math.max(0, delayMs), "eager " + node, () -> {
+            if (!stopped && core.failOver(node, closedAt, now())) {
+                kick();
             }
         });
     }
 
+    private void schedulePeriodicTick(long delayMs) {
+        long timer = ++tickTimer;
+        cluster.scheduler().after(delayMs, "tick " + host.id(), () -> {
+            if (timer == tickTimer) {
+                tick();
+            }
+        });
+    }
+
+    private void tickNow() {
+        if (!stopped && core.active()) {
+            tick();
+        }
+    }
+
     private void tick() {
-        if (!active) {
+        if (stopped || !core.active()) {
             return;
         }
-        long now = cluster.scheduler().now();
-        cluster.scheduler().after(setting(RuntimeSettings.TICK_MS), "tick " + host.id(), this::tick);
+        schedulePeriodicTick(setting(RuntimeSettings.TICK_MS));
         CoordinationImage image = host.log().image().coordination();
-        observed = observed.expire(now, setting(RuntimeSettings.EXPIRY_MS), leaderSinceMs);
-        TickResult result = ControllerTick.run(image, observed, backoff, now);
-        backoff = result.backoff();
-        held = result.held();
+        CoordinationImage seen = cluster.config().has(Bug.TICK_ON_PROPOSED_STEPS)
+                ? ControllerTick.withInFlight(image, core.inFlight())
+                : image;
+        ControllerCore.Tick tick = core.tick(seen, now());
         cluster.stats().ticks++;
-        if (!held.isEmpty()) {
+        if (!tick.held().isEmpty()) {
             cluster.stats().heldTicks++;
         }
-        for (CoordinationCommand command : result.commands()) {
-            propose(command);
+        if (!tick.entry().isEmpty()) {
+            proposeAsOneEntry(tick.entry());
         }
         if (cluster.config().has(Bug.FORGE_SEALS)) {
             forgeSeals(image, history -> 1);
@@ -123,7 +176,7 @@ final class SimController {
         if (cluster.config().has(Bug.R_IS_W_MINUS_ONE)) {
             forgeSeals(image, history -> history.spec().writeRequirement() - 1);
         }
-        for (RecoveryRequest request : result.requests()) {
+        for (RecoveryRequest request : tick.requests()) {
             cluster.network()
                     .send(
                             host.id(),
@@ -160,7 +213,7 @@ final class SimController {
                 }
                 if (!pending.seals().containsKey(member)) {
                     forged++;
-                    propose(new AppendHistory(
+                    proposeForged(new AppendHistory(
                             history.id(),
                             new SealReceived(
                                     history.committedEpoch(),
@@ -171,25 +224,46 @@ final class SimController {
     }
 
     void sealReply(ObjectId object, Epoch epoch, SealReply reply) {
-        if (active) {
-            propose(new AppendHistory(object, new SealReceived(epoch, reply)));
-        }
+        recoveryReply(new AppendHistory(object, new SealReceived(epoch, reply)));
     }
 
     void installed(ObjectId object, Epoch epoch, NodeId node) {
-        if (active) {
-            propose(new AppendHistory(object, new MemberInstalled(epoch, node)));
-        }
+        recoveryReply(new AppendHistory(object, new MemberInstalled(epoch, node)));
     }
 
     void dropped(ObjectId object, Epoch epoch, NodeId follower) {
-        if (active) {
-            propose(new AppendHistory(object, new HistoryRecord.FollowerDropped(epoch, follower)));
+        recoveryReply(new AppendHistory(object, new HistoryRecord.FollowerDropped(epoch, follower)));
+    }
+
+    private void recoveryReply(CoordinationCommand command) {
+        if (stopped) {
+            return;
+        }
+        switch (core.reply(command, host.log().image().coordination(), now())) {
+            case INACTIVE -> propose(new MetadataCommand.Coordination(command));
+            case NEEDLESS -> {}
+            case HELD -> tickNow();
         }
     }
 
-    private void propose(CoordinationCommand command) {
-        host.log().propose(new MetadataCommand.Coordination(command)).whenComplete((applied, failure) -> {
+    private void proposeAsOneEntry(List<CoordinationCommand> commands) {
+        CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
+        propose(new MetadataCommand.Fenced(leaderTerm, new MetadataCommand.Coordination(entry)))
+                .whenComplete((applied, failure) -> {
+                    if (!stopped) {
+                        core.completed(commands);
+                        kick();
+                    }
+                });
+    }
+
+    /** An injected bug's proposal, outside the core's bookkeeping. */
+    private void proposeForged(CoordinationCommand command) {
+        propose(new MetadataCommand.Coordination(command));
+    }
+
+    private java.util.concurrent.CompletableFuture<?> propose(MetadataCommand command) {
+        return host.log().propose(command).whenComplete((applied, failure) -> {
             if (failure != null) {
                 cluster.stats().lostProposals++;
             } else if (!applied.accepted()) {

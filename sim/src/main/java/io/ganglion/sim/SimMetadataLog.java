@@ -62,6 +62,11 @@ public final class SimMetadataLog implements MetadataLog {
     }
 
     @Override
+    public java.util.OptionalLong leaderTerm() {
+        return leader ? java.util.OptionalLong.of(quorum.term()) : java.util.OptionalLong.empty();
+    }
+
+    @Override
     public void onLeaderChange(Consumer<Boolean> listener) {
         leaderListeners.add(listener);
         listener.accept(leader);

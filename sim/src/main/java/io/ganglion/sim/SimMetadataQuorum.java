@@ -91,6 +91,11 @@ public final class SimMetadataQuorum {
         return ready ? java.util.Optional.of(leader) : java.util.Optional.empty();
     }
 
+    /** The current term of the metadata log. */
+    long term() {
+        return term;
+    }
+
     public long lostProposals() {
         return lostProposals;
     }

@@ -116,4 +116,13 @@ class InjectedBugSimulationTest {
         assertThat(caught).as("a seed where a sealed replica crashes").isNotNull();
         assertThat(caught.violations()).anyMatch(violation -> violation.contains("was not persisted"));
     }
+
+    @Test
+    void shouldCatchAControllerTickingOnStepsNotCommittedWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.TICK_ON_PROPOSED_STEPS);
+        assertThat(caught)
+                .as("a seed where a step acted on before its commit breaks a rule")
+                .isNotNull();
+        System.out.println("violations: " + caught.violations());
+    }
 }
