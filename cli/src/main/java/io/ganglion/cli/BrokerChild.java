@@ -95,8 +95,8 @@ final class BrokerChild implements AutoCloseable {
      * A port free now, and never handed out before by this JVM. It is taken below the ephemeral range, because the
      * broker binds it only later: a port the kernel handed out for port 0 can be taken meanwhile by any outgoing
      * connection or any other port-0 listener of the machine (a broker's metadata warm-up group listens on such ports),
-     * and a cluster test then failed at start ("Failed to start NettyRpcService", session 15). Nor is a port the kernel
-     * just gave handed out again once the probing socket closed (two of a cluster's ports collided so). The search
+     * and a cluster test then fails at start ("Failed to start NettyRpcService"). Nor is a port the kernel just gave
+     * handed out again once the probing socket closed (two of a cluster's ports can collide so). The search
      * starts at a place of its own per process, so that test JVMs running at once seldom probe the same ports.
      */
     static int freePort() throws IOException {

@@ -93,7 +93,7 @@ public final class Main implements Runnable {
 
         /**
          * Netty's leak detector, on by default, records the stack of one buffer in 128 when it is allocated and again
-         * when it is released: on a loaded broker some 16,000 stack walks in two minutes (JFR, session 16), on the
+         * when it is released: on a loaded broker some 16,000 stack walks in two minutes (as JFR shows), on the
          * threads that carry every message. A broker started by this command runs without it (and without Ratis's
          * shaded copy) unless the JVM's options set the level, e.g. {@code -Dio.netty.leakDetection.level=paranoid}
          * to hunt a leak; brokers started in-process by tests keep Netty's default.

@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * characters: {@value #C2_THREAD_PREFIX}...). The nice value is set with {@code setpriority(2)} on the thread id, which
  * an unprivileged process may do to raise it.
  *
- * <p>The price, found in session 20: a process killed with SIGKILL is torn down (its memory freed, its sockets closed)
- * by whichever of its threads exits last, at that thread's priority. A C2 thread at nice 19 is scheduled last on busy
- * cores, so it was that thread, and the killed broker's peers learned of the death up to 1.19 s after the SIGKILL. So
+ * <p>The price: a process killed with SIGKILL is torn down (its memory freed, its sockets closed) by whichever of its
+ * threads exits last, at that thread's priority. A C2 thread at nice 19 is scheduled last on busy cores, so it is
+ * often that thread, and the killed broker's peers learn of the death up to about a second after the SIGKILL. So
  * {@code jit.compiler_nice} is 0 (off) by default; a machine where brokers restart more often than they die may still
  * want it.
  */

@@ -17,10 +17,10 @@ import org.slf4j.LoggerFactory;
  * whatever the trap limits, and a socket read that fails with "connection reset" takes such branches in Netty's
  * {@code NioByteUnsafe.read} and the JDK's {@code IOUtil.readIntoNativeBuffer} (and an end of stream, which a killed
  * process's socket with nothing unread sends, others in the same methods): the methods every connection of the
- * broker reads through. In the failover bench both were thrown away on every survivor at the moment the killed broker's
- * sockets closed, and the survivors' reads, their clients' and their peers' alike, ran interpreted until compiled
- * again (session 25, {@code -Xlog:deoptimization}). A reset rehearsed while the methods are hot makes them trap once
- * then, with no failure around, and be compiled again with the branch in.
+ * broker reads through. Without a rehearsal both are thrown away on every survivor at the moment a killed broker's
+ * sockets close ({@code -Xlog:deoptimization} shows it), and the survivors' reads run interpreted until compiled
+ * again. A reset rehearsed while the methods are hot makes them trap once then, with no failure around, and be
+ * compiled again with the branch in.
  *
  * <p>A rehearsal connects twice, sends one byte each time (so the broker's side is reading, a frame begun), and
  * {@value #READ_BEFORE_END_MS} ms later, on its timer, closes the first normally and the second with {@code
