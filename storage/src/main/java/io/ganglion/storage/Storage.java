@@ -98,6 +98,8 @@ public final class Storage implements AutoCloseable {
     private Thread segmentWriterThread;
     private Completer completer;
     private Thread completerThread;
+    /** Recovery only: the replay of each replica recovered, by object id; emptied once recovery ends. */
+    private final Map<Long, ReplicaReplay> replays = new HashMap<>();
     /** Recovery only: objects whose deletion the journal holds, and those the replay has deleted so far. */
     private final Set<Long> deletedInJournal = new java.util.HashSet<>();
 
@@ -152,7 +154,7 @@ public final class Storage implements AutoCloseable {
             for (Path replicaDirectory : stream) {
                 long objectId =
                         Long.parseUnsignedLong(replicaDirectory.getFileName().toString(), 16);
-                replicas.put(objectId, recoverReplica(objectId, checkpoint));
+                recoverReplica(objectId, checkpoint);
             }
         }
         // pass 1: where does the journal rewrite each replica? Everything below that and the synced offset is
@@ -163,18 +165,19 @@ public final class Storage implements AutoCloseable {
             // a deleted replica's directory is gone by design; the replay deletes whatever is left of it
             if (!replicas.containsKey(objectId) && !deletedInJournal.contains(objectId)) {
                 LOG.error("replica directory missing: object={}", objectId);
-                replicas.put(objectId, recoverReplica(objectId, checkpoint));
+                recoverReplica(objectId, checkpoint);
             }
         }
         deletedInJournal.clear(); // from here: the objects the replay has deleted so far
-        for (ReplicaLog replica : replicas.values()) {
-            replica.prepareReplay(lowestRewrite.getOrDefault(replica.objectId(), Long.MAX_VALUE));
+        for (ReplicaReplay replay : replays.values()) {
+            replay.prepare(lowestRewrite.getOrDefault(replay.objectId(), Long.MAX_VALUE));
         }
         // pass 2: replay exactly over that stable prefix
         scanJournal(checkpoint, this::replayFrame);
-        for (ReplicaLog replica : replicas.values()) {
-            replica.finishRecovery();
+        for (ReplicaReplay replay : replays.values()) {
+            replay.finish();
         }
+        replays.clear();
         checkpointNow(end);
         keepJournalFilesForReuse();
         DurableFiles.forceDirectory(journalDirectory);
@@ -218,11 +221,15 @@ public final class Storage implements AutoCloseable {
         return run[3];
     }
 
-    private ReplicaLog recoverReplica(long objectId, CheckpointFile.Checkpoint checkpoint) throws IOException {
+    /** Opens a replica's files for its replay; its log is one of {@link #replicas} from here (closed on a failure). */
+    private ReplicaReplay recoverReplica(long objectId, CheckpointFile.Checkpoint checkpoint) throws IOException {
         Path replicaDirectory = replicasDirectory.resolve(ReplicaLog.directoryName(objectId));
         Files.createDirectories(replicaDirectory);
-        return ReplicaLog.recover(
+        ReplicaReplay replay = ReplicaReplay.open(
                 this, objectId, replicaDirectory, checkpoint.syncedThrough().getOrDefault(objectId, -1L));
+        replays.put(objectId, replay);
+        replicas.put(objectId, replay.log());
+        return replay;
     }
 
     /**
@@ -359,15 +366,14 @@ public final class Storage implements AutoCloseable {
      * The replica a journal record belongs to, recovered from its directory when first seen. After a replayed
      * deletion the object starts anew: nothing of it was ever synced.
      */
-    private ReplicaLog replicaForReplay(long objectId) throws IOException {
-        ReplicaLog replica = replicas.get(objectId);
-        if (replica == null) {
-            replica = recoverReplica(
+    private ReplicaReplay replicaForReplay(long objectId) throws IOException {
+        ReplicaReplay replay = replays.get(objectId);
+        if (replay == null) {
+            replay = recoverReplica(
                     objectId,
                     deletedInJournal.contains(objectId) ? CheckpointFile.Checkpoint.INITIAL : recoveredCheckpoint);
-            replicas.put(objectId, replica);
         }
-        return replica;
+        return replay;
     }
 
     /** The epoch history in a snapshot record, or null if its payload is malformed. */
@@ -388,19 +394,19 @@ public final class Storage implements AutoCloseable {
             replayDelete(objectId);
             return true;
         }
-        ReplicaLog replica = replicaForReplay(objectId);
+        ReplicaReplay replay = replicaForReplay(objectId);
         switch (type) {
             case DATA, EPOCH_START ->
-                replica.replayRecord(buffer.slice(at, RecordDescriptor.frameLength(buffer, at)), offset, epoch);
-            case TRUNCATE -> replica.replayTruncate(offset);
-            case DISCARD -> replica.replayDiscard(offset);
-            case SEAL -> replica.replaySeal(epoch);
+                replay.record(buffer.slice(at, RecordDescriptor.frameLength(buffer, at)), offset, epoch);
+            case TRUNCATE -> replay.truncate(offset);
+            case DISCARD -> replay.discard(offset);
+            case SEAL -> replay.seal(epoch);
             case SNAPSHOT -> {
                 EpochHistory history = snapshotHistory(buffer, at);
                 if (history == null) {
                     return false;
                 }
-                replica.replaySnapshot(offset, history);
+                replay.snapshot(offset, history);
             }
             case DELETE -> throw new IllegalStateException("handled above");
         }
@@ -410,11 +416,12 @@ public final class Storage implements AutoCloseable {
     /** Finishes a journaled deletion: whatever is left of the replica's files goes, durably. */
     private void replayDelete(long objectId) throws IOException {
         deletedInJournal.add(objectId);
+        replays.remove(objectId);
         ReplicaLog replica = replicas.remove(objectId);
         if (replica != null) {
             replica.deleteFiles();
         } else {
-            ReplicaLog.deleteDirectory(replicasDirectory.resolve(ReplicaLog.directoryName(objectId)));
+            DurableFiles.deleteDirectory(replicasDirectory.resolve(ReplicaLog.directoryName(objectId)));
         }
         DurableFiles.forceDirectory(replicasDirectory);
     }
@@ -532,7 +539,7 @@ public final class Storage implements AutoCloseable {
         if (replica == null) {
             return false;
         }
-        replica.checkNotOnJournalThread();
+        checkNotOnJournalThread();
         if (!deletionsRunning.add(objectId)) {
             return false; // another thread is deleting it
         }
@@ -774,12 +781,13 @@ public final class Storage implements AutoCloseable {
         return segmentWriter;
     }
 
-    Thread journalThread() {
-        return journalThread;
-    }
-
-    Thread completerThread() {
-        return completerThread;
+    /** Truncate, snapshot install and delete wait for the journal: refused on its threads (durability callbacks). */
+    void checkNotOnJournalThread() {
+        Thread current = Thread.currentThread();
+        if (current == journalThread || current == completerThread) {
+            throw new IllegalStateException(
+                    "truncate, snapshot install and delete wait for the journal: not from a durability callback");
+        }
     }
 
     boolean closed() {
