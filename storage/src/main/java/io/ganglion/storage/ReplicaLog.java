@@ -121,7 +121,7 @@ public final class ReplicaLog {
     final JournalWriter.Cursor journalCursor = new JournalWriter.Cursor(this);
     final SegmentWriter.Cursor segmentCursor = new SegmentWriter.Cursor();
     /** Control records submitted and not yet written by the journal writer, in order. */
-    final ConcurrentLinkedQueue<JournalWriter.Entry> controls = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<ControlRecord> controls = new ConcurrentLinkedQueue<>();
     /** The futures of appends of the current generation; replaced by the shard when a truncate or reset is durable. */
     volatile AppendFutures futures = new AppendFutures(-1, Long.MAX_VALUE, null);
 
@@ -568,7 +568,7 @@ public final class ReplicaLog {
         }
         ByteBuffer frame = RecordDescriptor.encode(
                 objectId, epoch, offset, config.epochMillis().getAsLong(), type, payload);
-        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, endAfter, result, nextOffset - 1);
+        ControlRecord entry = new ControlRecord(this, frame, type, endAfter, result, nextOffset - 1);
         CompletableFuture<Long> future = entry.future();
         storage.journal().submit(entry);
         return future;
