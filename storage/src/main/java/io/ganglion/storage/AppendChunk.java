@@ -1,6 +1,8 @@
 package io.ganglion.storage;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -73,6 +75,53 @@ final class AppendChunk {
 
     int capacity() {
         return buffer.capacity();
+    }
+
+    /**
+     * Reads records from {@code from} out of the chain starting at {@code oldest}, those that fit in {@code maxBytes}
+     * of frames, at least one: the records not yet in their segments. They were written by this process, so they are
+     * not checked again, and they are copied, since the chunks are reused once written. On the shard thread.
+     *
+     * @param current the chunk the shard appends to, whose frames end at {@code currentEnd}
+     * @param next the replica's next offset: the chain holds the records below it
+     */
+    static List<LogRecord> read(
+            AppendChunk oldest, long from, int maxBytes, AppendChunk current, int currentEnd, long next) {
+        AppendChunk chunk = oldest;
+        while ((chunk == current ? next - 1 : chunk.lastOffset) < from) {
+            chunk = chunk.next;
+        }
+        int position = chunk.segment.position(from) - chunk.fileBase;
+        List<LogRecord> records = new ArrayList<>();
+        long offset = from;
+        int total = 0;
+        boolean full = false;
+        while (!full && offset < next) {
+            int end = chunk == current ? currentEnd : chunk.limit;
+            if (position >= end) {
+                chunk = chunk.next;
+                position = 0;
+                continue;
+            }
+            int start = position;
+            long first = offset;
+            while (position < end) {
+                int length = chunk.buffer.getInt(position);
+                if (total + length > maxBytes && total > 0) {
+                    full = true;
+                    break;
+                }
+                total += length;
+                position += length;
+                offset++;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(position - start);
+            copy.put(0, chunk.buffer, start, position - start);
+            for (int at = 0; at < copy.capacity(); at += RecordDescriptor.frameLength(copy, at)) {
+                records.add(RecordDescriptor.logRecord(copy, at, first++));
+            }
+        }
+        return records;
     }
 
     /** Gives the memory back to the pool; the chunk is not used afterwards. */

@@ -59,7 +59,7 @@ final class Completer implements Runnable {
             add(REFUSED, replica, first, last);
         }
 
-        void control(JournalWriter.Entry entry) {
+        void control(ControlRecord entry) {
             add(CONTROL, entry, 0, 0);
             records++;
         }
@@ -201,7 +201,7 @@ final class Completer implements Runnable {
                     touch(replica, current).failure = cause;
                 }
                 default -> {
-                    JournalWriter.Entry entry = (JournalWriter.Entry) batch.items[i];
+                    ControlRecord entry = (ControlRecord) batch.items[i];
                     if (error == null) {
                         entry.succeed();
                     } else {

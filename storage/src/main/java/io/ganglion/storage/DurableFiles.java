@@ -3,6 +3,7 @@ package io.ganglion.storage;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -18,6 +19,18 @@ final class DurableFiles {
     static void forceDirectory(Path directory) throws IOException {
         try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
             channel.force(true);
+        }
+    }
+
+    /** Deletes a directory and the files in it, if it exists; not forced (the caller forces the parent). */
+    static void deleteDirectory(Path directory) throws IOException {
+        if (Files.isDirectory(directory)) {
+            try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory)) {
+                for (Path file : stream) {
+                    Files.delete(file);
+                }
+            }
+            Files.deleteIfExists(directory);
         }
     }
 

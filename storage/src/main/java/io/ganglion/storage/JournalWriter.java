@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -51,8 +50,8 @@ import org.slf4j.LoggerFactory;
  * ReplicaLog#journalFailed}. A shard resets its replica's cursor only while this thread cannot touch it: after a
  * truncate, snapshot or delete record of the replica was forced and before the shard appends again. A replica's
  * records go to the journal in its order, and its control records between them exactly where they were submitted
- * ({@link Entry#recordsThrough()}): the writer reads how far the replica committed before it looks at its control
- * records, and a shard counts a control record as pending before it commits anything after it. The writer hands a
+ * ({@link ControlRecord#recordsThrough()}): the writer reads how far the replica committed before it looks at its
+ * control records, and a shard counts a control record as pending before it commits anything after it. The writer hands a
  * batch to the segment writer before it publishes {@link #forcedPosition}, so a checkpoint that read the position and
  * then waits for the segment writer finds every record before it in its segment. Shared with other threads: the
  * queue (any thread submits), {@link #forcedPosition} (read by the checkpointer), {@link #closedFiles} (the
@@ -78,99 +77,6 @@ final class JournalWriter implements Runnable {
     static final int MAX_BATCHES_WITHOUT_WAIT = 4096;
     /** Entries in a batch up to which the next batch may wait out the group commit interval. */
     static final int SMALL_BATCH = 16;
-
-    /**
-     * A control record (truncate, discard, seal, snapshot, delete). Its durability is reported once, by the
-     * completer, to its future.
-     */
-    static final class Entry {
-        private static final Object SUCCEEDED = new Object();
-        private static final VarHandle COMPLETION;
-
-        static {
-            try {
-                COMPLETION = MethodHandles.lookup().findVarHandle(Entry.class, "completion", Object.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        private final ReplicaLog replica;
-        private final ByteBuffer frame;
-        private final RecordType type;
-        private final long endAfter;
-        private final long result;
-        private final long recordsThrough;
-        /** null while pending; then SUCCEEDED or the failure; or the future someone asked for while pending. */
-        @SuppressWarnings("unused")
-        private volatile Object completion;
-
-        /**
-         * @param frame the encoded frame, position 0
-         * @param endAfter the replica's last offset once this change is applied; becomes its durable offset
-         * @param result what the future completes with
-         * @param recordsThrough the replica's last record appended before this; the journal takes it after them and
-         *     before any later one
-         */
-        Entry(ReplicaLog replica, ByteBuffer frame, RecordType type, long endAfter, long result, long recordsThrough) {
-            this.replica = replica;
-            this.frame = frame;
-            this.type = type;
-            this.endAfter = endAfter;
-            this.result = result;
-            this.recordsThrough = recordsThrough;
-        }
-
-        ReplicaLog replica() {
-            return replica;
-        }
-
-        RecordType type() {
-            return type;
-        }
-
-        long endAfter() {
-            return endAfter;
-        }
-
-        long recordsThrough() {
-            return recordsThrough;
-        }
-
-        /** The future of this entry's durability: completes with {@code result}. Any thread, any number of calls. */
-        @SuppressWarnings("unchecked")
-        CompletableFuture<Long> future() {
-            Object current = completion;
-            if (current == null) {
-                CompletableFuture<Long> future = new CompletableFuture<>();
-                if (COMPLETION.compareAndSet(this, null, future)) {
-                    return future;
-                }
-                current = completion;
-            }
-            if (current instanceof CompletableFuture<?> future) {
-                return (CompletableFuture<Long>) future;
-            }
-            return current == SUCCEEDED
-                    ? CompletableFuture.completedFuture(result)
-                    : CompletableFuture.failedFuture((Throwable) current);
-        }
-
-        /** On the completer. */
-        @SuppressWarnings("unchecked")
-        void succeed() {
-            if (!COMPLETION.compareAndSet(this, null, SUCCEEDED)) {
-                ((CompletableFuture<Long>) completion).complete(result);
-            }
-        }
-
-        /** On the completer. */
-        void fail(StorageException error) {
-            if (!COMPLETION.compareAndSet(this, null, error)) {
-                ((CompletableFuture<?>) completion).completeExceptionally(error);
-            }
-        }
-    }
 
     /**
      * A replica's place in the journal: how far its records were copied, and its node in the {@link JournalQueue}
@@ -353,7 +259,7 @@ final class JournalWriter implements Runnable {
     }
 
     /** Queues a control record; on the replica's shard. Fails it at once if the journal stopped for good. */
-    void submit(Entry entry) {
+    void submit(ControlRecord entry) {
         StorageException failed = failure;
         if (failed != null) {
             Completer.Report refused = new Completer.Report();
@@ -529,7 +435,7 @@ final class JournalWriter implements Runnable {
         Cursor.QUEUED.setVolatile(cursor, 0); // before reading the commit: a later commit queues the cursor again
         long committed = replica.nextOffset - 1;
         if ((int) Cursor.CONTROLS.getVolatile(cursor) > 0) {
-            for (Entry entry = replica.controls.peek(); entry != null; entry = replica.controls.peek()) {
+            for (ControlRecord entry = replica.controls.peek(); entry != null; entry = replica.controls.peek()) {
                 copyRecords(cursor, entry.recordsThrough());
                 control(cursor, entry);
                 replica.controls.poll();
@@ -549,7 +455,7 @@ final class JournalWriter implements Runnable {
         }
     }
 
-    private void control(Cursor cursor, Entry entry) throws IOException {
+    private void control(Cursor cursor, ControlRecord entry) throws IOException {
         ReplicaLog replica = cursor.replica;
         touch(cursor);
         if (replica.journalFailed
@@ -890,7 +796,7 @@ final class JournalWriter implements Runnable {
             Cursor.QUEUED.setVolatile(cursor, 0);
             replica.journalFailed = true;
             long committed = replica.nextOffset - 1;
-            for (Entry entry = replica.controls.poll(); entry != null; entry = replica.controls.poll()) {
+            for (ControlRecord entry = replica.controls.poll(); entry != null; entry = replica.controls.poll()) {
                 Cursor.CONTROLS.getAndAdd(cursor, -1);
                 if (entry.recordsThrough() > cursor.offset) {
                     refused.records(replica, cursor.offset + 1, entry.recordsThrough());

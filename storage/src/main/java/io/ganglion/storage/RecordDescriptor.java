@@ -237,4 +237,9 @@ public final class RecordDescriptor {
         int length = frameLength(buffer, at);
         return buffer.slice(at + HEADER_LENGTH, length - HEADER_LENGTH).asReadOnlyBuffer();
     }
+
+    /** The log record of the frame at {@code at}, which holds {@code offset}; its payload a view of {@code buffer}. */
+    static LogRecord logRecord(ByteBuffer buffer, int at, long offset) {
+        return new LogRecord(offset, epoch(buffer, at), type(buffer, at), timestamp(buffer, at), payload(buffer, at));
+    }
 }

@@ -6,13 +6,10 @@ import io.ganglion.storage.AppendOutcome.Reason;
 import io.ganglion.storage.AppendOutcome.Rejected;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -34,16 +31,19 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>Threads. One shard thread owns the replica (DESIGN.md section 3) and makes every call, except {@link
  *       #objectId()}, {@link #durableOffset()}, {@link #damaged()} and {@link #durabilityListener}, which any thread
- *       may make. The shard thread must
- *       not be interrupted inside a call: an interrupt closes the file channel under the replica.
- *   <li>Fields. {@code segments}, their index, the chunk chain ({@code oldestChunk} .. {@code appendChunk}) and the
- *       {@code cached*} copies of {@code state} belong to the shard thread. {@code nextOffset} and {@code state} are
- *       written by it and read by other threads (volatile; {@code state} is immutable): {@code nextOffset} is the
- *       commit point of appends. {@code journalCursor} belongs to the journal writer, {@code segmentCursor} to the
+ *       may make. The shard thread must not be interrupted inside a call: an interrupt closes the file channel under
+ *       the replica.
+ *   <li>Fields. {@code chain} (the segments and their index), the chunk chain ({@code oldestChunk} .. {@code
+ *       appendChunk}) and the {@code cached*} copies of {@code state} belong to the shard thread. {@code nextOffset}
+ *       and {@code state} are written by it and read by other threads (volatile; {@code state} is immutable): {@code
+ *       nextOffset} is the commit point of appends. {@code journalCursor} belongs to the journal writer, {@code segmentCursor} to the
  *       segment writer (see {@link JournalWriter} and {@link SegmentWriter} for when the shard may reset them), and
  *       {@code completerMark} to the completer. {@code journalFailed} is written only by the journal writer. {@code
  *       persisted} belongs to the checkpointer. The segment files are guarded by {@code files}, taken by the segment
  *       writer to write and by the shard to truncate, discard, reset or delete, never to append.
+ *   <li>Types. The log holds its {@link SegmentChain} (which knows nothing of the log) and its chunks; {@link
+ *       ReplicaReplay} rebuilds it at open. The writers and the completer read the fields named above; the segment
+ *       writer's only calls back are {@link #markDirty} and {@link #markDirectoryDirty}.
  *   <li>Byte count. Each side counts the bytes of the replica's frames up to where it is: the shard through its last
  *       append ({@code appendedBytes}), the journal writer through what it copied, the segment writer through what it
  *       was handed and what it wrote. Their differences are what is held in memory ({@code BACKLOG} refusals, the
@@ -65,7 +65,7 @@ import org.slf4j.LoggerFactory;
  *       files show it ({@code pendingRewritePosition}).
  *   <li>Recovery cuts the segments back to their stable prefix (at or below the checkpoint's synced offset and the
  *       lowest truncate or snapshot point in the journal), which nothing since the checkpoint changed, and replays
- *       the journal over it exactly; see {@link #prepareReplay}. Whatever the files held above the prefix, a later
+ *       the journal over it exactly; see {@link ReplicaReplay}. Whatever the files held above the prefix, a later
  *       state or a half-written one, does not matter.
  * </ul>
  */
@@ -77,8 +77,9 @@ public final class ReplicaLog {
     private final Path directory;
     private final Storage storage;
     private final StorageConfig config;
-    private final ArrayList<Segment> segments = new ArrayList<>();
-    /** The last of {@code segments}, kept here for appends: one object fewer to reach. */
+    /** The segments, oldest first; the shard's (see the class notes). */
+    private final SegmentChain chain;
+    /** {@code chain.active()}, kept here for appends: one object fewer to reach; set again after each chain change. */
     private Segment active;
 
     private final AppendChunk.Pool pool;
@@ -94,7 +95,7 @@ public final class ReplicaLog {
 
     private long cachedLastEpoch;
     private boolean cachedDamaged;
-    /** Set by {@link #deleteFiles} (shard, or the opening thread in replay): the replica is gone. */
+    /** Set by {@link #deleteFiles} (shard, or the opening thread in a replay): the replica is gone. */
     private volatile boolean deleted;
 
     /**
@@ -120,7 +121,7 @@ public final class ReplicaLog {
     final JournalWriter.Cursor journalCursor = new JournalWriter.Cursor(this);
     final SegmentWriter.Cursor segmentCursor = new SegmentWriter.Cursor();
     /** Control records submitted and not yet written by the journal writer, in order. */
-    final ConcurrentLinkedQueue<JournalWriter.Entry> controls = new ConcurrentLinkedQueue<>();
+    final ConcurrentLinkedQueue<ControlRecord> controls = new ConcurrentLinkedQueue<>();
     /** The futures of appends of the current generation; replaced by the shard when a truncate or reset is durable. */
     volatile AppendFutures futures = new AppendFutures(-1, Long.MAX_VALUE, null);
 
@@ -140,18 +141,15 @@ public final class ReplicaLog {
     /** The state last written to the state file; checkpointer only. */
     ReplicaState persisted;
 
-    // recovery only (the opening thread)
-    private long syncedThrough = -1;
-    private long lowestRewrite = Long.MAX_VALUE;
-    /** Epochs of the records the segments held when recovery scanned them. */
-    private EpochHistory scannedHistory = EpochHistory.empty();
-
-    private ReplicaLog(long objectId, Path directory, Storage storage, ReplicaState state) {
+    private ReplicaLog(long objectId, Path directory, Storage storage, ReplicaState state, SegmentChain chain) {
         this.objectId = objectId;
         this.directory = directory;
         this.storage = storage;
         this.config = storage.config();
         this.pool = storage.chunkPool();
+        this.chain = chain;
+        this.active = chain.active();
+        this.nextOffset = active.nextOffset();
         setState(state);
     }
 
@@ -162,121 +160,28 @@ public final class ReplicaLog {
     /** A new, empty replica in a new directory. */
     static ReplicaLog create(Storage storage, long objectId, Path directory) throws IOException {
         Files.createDirectories(directory);
-        ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL);
-        log.segments.add(Segment.lazy(directory, 0, storage.io()));
-        log.active = log.segments.getLast();
-        log.nextOffset = 0;
+        SegmentChain chain = new SegmentChain(directory, storage.io(), List.of(), 0);
+        ReplicaLog log = new ReplicaLog(objectId, directory, storage, ReplicaState.INITIAL, chain);
         log.markDirectoryDirty();
         storage.markReplicasDirectoryDirty();
         return log;
     }
 
     /**
-     * Opens a replica's files: reads its state file, scans every segment (CRC, object, contiguous offsets) and cuts
-     * at the first bad record. Whether that cut was a torn tail or damage is decided in {@link #finishRecovery()},
-     * after {@link #prepareReplay} and the journal replay.
+     * A replica opened from its files by {@link ReplicaReplay}, with the state its state file holds and the segments
+     * its scan kept; the replay then brings it up to date and calls {@link #resumeAfterRecovery()}.
      */
-    static ReplicaLog recover(Storage storage, long objectId, Path directory, long syncedThrough) throws IOException {
-        ReplicaState state;
-        try {
-            state = ReplicaStateFile.read(directory).orElse(ReplicaState.INITIAL);
-        } catch (StorageException e) {
-            state = ReplicaState.INITIAL.withDamage(e.getMessage());
-        }
-        ReplicaLog log = new ReplicaLog(objectId, directory, storage, state);
+    static ReplicaLog recovered(
+            Storage storage, long objectId, Path directory, ReplicaState state, SegmentChain chain) {
+        ReplicaLog log = new ReplicaLog(objectId, directory, storage, state, chain);
         log.persisted = state;
-        log.syncedThrough = syncedThrough;
-        log.scanSegments();
         return log;
     }
 
-    private void scanSegments() throws IOException {
-        TreeMap<Long, Path> files = new TreeMap<>();
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "*" + Segment.SUFFIX)) {
-            for (Path file : stream) {
-                String name = file.getFileName().toString();
-                files.put(Long.parseLong(name.substring(0, name.length() - Segment.SUFFIX.length())), file);
-            }
-        }
-        EpochHistory[] observed = {EpochHistory.empty()};
-        boolean cut = false;
-        for (var file : files.entrySet()) {
-            if (cut
-                    || (!segments.isEmpty()
-                            && file.getKey() != segments.getLast().nextOffset())) {
-                if (!cut) {
-                    LOG.warn(
-                            "segment gap: object={} expected={} found={}",
-                            objectId,
-                            segments.getLast().nextOffset(),
-                            file.getKey());
-                }
-                cut = true;
-                Files.delete(file.getValue());
-                markDirectoryDirty();
-                continue;
-            }
-            Segment segment = Segment.open(file.getValue(), file.getKey(), storage.io());
-            segments.add(segment);
-            FrameScanner.Result result = segment.recover(
-                    objectId,
-                    config.maxRecordBytes(),
-                    (epoch, offset) -> observed[0] = observed[0].observe(epoch, offset));
-            if (result.stop() != FrameScanner.Stop.END_OF_FILE) {
-                LOG.warn(
-                        "segment cut at first bad record: object={} segment={} offset={} position={} stop={}"
-                                + " fileSize={}",
-                        objectId,
-                        file.getKey(),
-                        segment.nextOffset(),
-                        result.end(),
-                        result.stop(),
-                        segment.fileSize());
-                segment.cutAt(result.end());
-                markDirty(segment);
-                cut = true;
-            }
-        }
-        if (segments.isEmpty()) {
-            long base = state.snapshotOffset() + 1;
-            segments.add(Segment.lazy(directory, Math.max(0, base), storage.io()));
-        }
-        active = segments.getLast();
-        nextOffset = active.nextOffset();
-        scannedHistory = observed[0];
-    }
+    // ---------------------------------------------------------------- recovery (opening thread, from ReplicaReplay)
 
-    // ---------------------------------------------------------------- journal replay (opening thread)
-
-    /**
-     * Cuts the segments back to their stable prefix before the journal is replayed: the records at or below both
-     * the checkpoint's synced offset and the lowest truncate or snapshot point the journal holds for this replica
-     * ({@code lowestRewriteInJournal}). Nothing since the checkpoint changed that prefix, and every durable record
-     * above it is in the journal, so replaying the journal over it is exact. Whatever the segments held above it (a
-     * later state, records never made durable, pages a power loss left half written) is rebuilt or dropped.
-     */
-    void prepareReplay(long lowestRewriteInJournal) throws IOException {
-        lowestRewrite = lowestRewriteInJournal;
-        long stableEnd = Math.min(syncedThrough, lowestRewriteInJournal);
-        // the history of the stable prefix: the state file's (it may be later), and the scanned records' epochs in
-        // case the state file is older or missing
-        EpochHistory history = state.history().truncateAfter(stableEnd);
-        for (EpochHistory.Entry entry : scannedHistory.truncateAfter(stableEnd).entries()) {
-            history = history.observe(entry.epoch(), entry.firstOffset());
-        }
-        setState(state.withHistory(history));
-        if (stableEnd < lastOffset()) {
-            truncateFiles(stableEnd);
-        }
-    }
-
-    void replayRecord(ByteBuffer frame, long offset, long epoch) throws IOException {
-        // the epoch history follows every replayed record, also those below the log start: after a discard the
-        // segments no longer show where an epoch began
-        setState(state.withHistory(state.history().observe(epoch, offset)));
-        if (offset != nextOffset || state.damaged()) {
-            return; // in the stable prefix already, or discarded
-        }
+    /** Appends a replayed journal frame at the next offset, straight to its segment file. */
+    void appendReplayed(ByteBuffer frame, long offset) throws IOException {
         Segment segment = activeSegmentFor(frame.remaining());
         if (segment.isEmpty()) {
             markDirectoryDirty(); // its file may be created now
@@ -286,59 +191,8 @@ public final class ReplicaLog {
         nextOffset = offset + 1;
     }
 
-    void replayTruncate(long after) throws IOException {
-        setState(state.withHistory(state.history().truncateAfter(after)));
-        if (after < nextOffset - 1) {
-            truncateFiles(after);
-        }
-    }
-
-    void replayDiscard(long before) throws IOException {
-        discardFiles(before);
-    }
-
-    void replaySeal(long epoch) {
-        setState(state.withSealedEpoch(epoch));
-    }
-
-    void replaySnapshot(long offset, EpochHistory history) throws IOException {
-        resetFiles(offset);
-        setState(state.withSnapshot(offset, history));
-    }
-
-    /**
-     * Ends recovery: applies an installed snapshot the segments do not reflect yet, checks the snapshot file, and
-     * declares the replica damaged if a record that was forced to its segments (at or below the checkpoint's synced
-     * offset, and not removed by a replayed truncate or snapshot) is missing or corrupt.
-     */
-    void finishRecovery() throws IOException {
-        long snapshotOffset = state.snapshotOffset();
-        if (snapshotOffset >= 0 && startOffset() <= snapshotOffset) {
-            resetFiles(snapshotOffset);
-        }
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory, "*" + SnapshotFile.SUFFIX)) {
-            for (Path file : stream) {
-                if (!file.getFileName().toString().equals(SnapshotFile.name(snapshotOffset))) {
-                    Files.delete(file);
-                    markDirectoryDirty();
-                }
-            }
-        }
-        if (snapshotOffset >= 0) {
-            try {
-                if (SnapshotFile.read(directory, snapshotOffset).isEmpty()) {
-                    markDamaged("snapshot file " + SnapshotFile.name(snapshotOffset) + " is missing");
-                }
-            } catch (StorageException e) {
-                markDamaged(e.getMessage());
-            }
-        }
-        long required = Math.min(syncedThrough, lowestRewrite);
-        if (lastOffset() < required) {
-            markDamaged("records " + (lastOffset() + 1) + ".." + required
-                    + " were forced to segments but are missing or corrupt");
-        }
-        setState(state.withHistory(state.history().truncateAfter(lastOffset())));
+    /** After the replay: everything held is durable and in the files; the writers' cursors start at the end. */
+    void resumeAfterRecovery() {
         long last = lastOffset();
         journalCursor.reset(last, appendedBytes);
         journalCursor.durableOffset = last;
@@ -510,17 +364,11 @@ public final class ReplicaLog {
         return chunk == appendChunk ? nextOffset - 1 : chunk.lastOffset;
     }
 
-    /** The end of the frames of a chunk of the chain. */
-    private int endOf(AppendChunk chunk) {
-        return chunk == appendChunk ? appendPosition : chunk.limit;
-    }
-
     /** The segment the next record goes to; starts a new one (its index, not its file) when this one is full. */
     private Segment activeSegmentFor(int frameLength) {
         Segment last = active;
         if (!last.isEmpty() && last.size() + (long) frameLength > config.segmentBytes()) {
-            last = Segment.lazy(directory, last.nextOffset(), storage.io());
-            segments.add(last);
+            last = chain.roll();
             active = last;
         }
         return last;
@@ -556,95 +404,14 @@ public final class ReplicaLog {
         releaseWrittenChunks(); // before reading writtenThrough: a chunk given back holds nothing above it
         long written = segmentCursor.writtenThrough;
         if (from > written) {
-            return readChunks(from, maxBytes);
+            return AppendChunk.read(oldestChunk, from, maxBytes, appendChunk, appendPosition, nextOffset);
         }
-        Segment segment = segmentFor(from);
-        ByteBuffer bytes = segment.read(from, written, maxBytes);
-        List<LogRecord> records = new ArrayList<>();
-        int at = 0;
-        long expected = from;
-        while (at < bytes.limit()) {
-            int length = RecordDescriptor.check(bytes, at, bytes.limit() - at, config.maxRecordBytes());
-            if (length <= 0
-                    || RecordDescriptor.objectId(bytes, at) != objectId
-                    || RecordDescriptor.offset(bytes, at) != expected
-                    || !RecordDescriptor.type(bytes, at).logRecord()) {
-                String reason = "record " + expected + " in segment "
-                        + segment.path().getFileName() + " failed its check (CRC, object or offset)";
-                markDamaged(reason);
-                throw damagedException(state);
-            }
-            records.add(new LogRecord(
-                    expected,
-                    RecordDescriptor.epoch(bytes, at),
-                    RecordDescriptor.type(bytes, at),
-                    RecordDescriptor.timestamp(bytes, at),
-                    RecordDescriptor.payload(bytes, at)));
-            at += length;
-            expected++;
+        try {
+            return chain.read(from, written, maxBytes, objectId, config.maxRecordBytes());
+        } catch (SegmentChain.FailedCheck e) {
+            markDamaged(e.getMessage());
+            throw damagedException(state);
         }
-        return records;
-    }
-
-    /**
-     * Records not yet in their segments, from the chunks: written by this process, so not checked again, and copied,
-     * since the chunks are reused once written.
-     */
-    private List<LogRecord> readChunks(long from, int maxBytes) {
-        AppendChunk chunk = oldestChunk;
-        while (lastOffsetOf(chunk) < from) {
-            chunk = chunk.next;
-        }
-        int position = chunk.segment.position(from) - chunk.fileBase;
-        List<LogRecord> records = new ArrayList<>();
-        long offset = from;
-        int total = 0;
-        boolean full = false;
-        while (!full && offset < nextOffset) {
-            int end = endOf(chunk);
-            if (position >= end) {
-                chunk = chunk.next;
-                position = 0;
-                continue;
-            }
-            int start = position;
-            long first = offset;
-            while (position < end) {
-                int length = chunk.buffer.getInt(position);
-                if (total + length > maxBytes && total > 0) {
-                    full = true;
-                    break;
-                }
-                total += length;
-                position += length;
-                offset++;
-            }
-            ByteBuffer copy = ByteBuffer.allocate(position - start);
-            copy.put(0, chunk.buffer, start, position - start);
-            for (int at = 0; at < copy.capacity(); at += RecordDescriptor.frameLength(copy, at)) {
-                records.add(new LogRecord(
-                        first++,
-                        RecordDescriptor.epoch(copy, at),
-                        RecordDescriptor.type(copy, at),
-                        RecordDescriptor.timestamp(copy, at),
-                        RecordDescriptor.payload(copy, at)));
-            }
-        }
-        return records;
-    }
-
-    private Segment segmentFor(long offset) {
-        int low = 0;
-        int high = segments.size() - 1;
-        while (low < high) {
-            int mid = (low + high + 1) >>> 1;
-            if (segments.get(mid).baseOffset() <= offset) {
-                low = mid;
-            } else {
-                high = mid - 1;
-            }
-        }
-        return segments.get(low);
     }
 
     // ---------------------------------------------------------------- control (shard thread)
@@ -662,7 +429,7 @@ public final class ReplicaLog {
      */
     public long truncateAfter(long offset) throws IOException {
         // on the shard thread
-        checkNotOnJournalThread();
+        storage.checkNotOnJournalThread();
         if (offset < startOffset() - 1) {
             throw belowStart(offset + 1, startOffset());
         }
@@ -737,7 +504,7 @@ public final class ReplicaLog {
      */
     public long installSnapshot(long offset, EpochHistory history, ByteBuffer data) throws IOException {
         // on the shard thread
-        checkNotOnJournalThread();
+        storage.checkNotOnJournalThread();
         if (offset < -1) {
             throw new IllegalArgumentException("snapshot offset " + offset);
         }
@@ -759,17 +526,9 @@ public final class ReplicaLog {
             pendingRewritePosition = Long.MAX_VALUE;
         }
         if (previous >= 0 && previous != offset) {
-            deleteSnapshotFile(previous); // the new one is durable: recovery no longer needs it
+            SnapshotFile.deleteReplaced(directory, previous, objectId); // the new one is durable
         }
         return durableOffset();
-    }
-
-    void checkNotOnJournalThread() {
-        Thread current = Thread.currentThread();
-        if (current == storage.journalThread() || current == storage.completerThread()) {
-            throw new IllegalStateException(
-                    "truncate, snapshot install and delete wait for the journal: not from a durability callback");
-        }
     }
 
     void awaitDurable(CompletableFuture<Long> durable) throws StorageException {
@@ -784,14 +543,6 @@ public final class ReplicaLog {
         }
     }
 
-    private void deleteSnapshotFile(long offset) {
-        try {
-            Files.deleteIfExists(directory.resolve(SnapshotFile.name(offset)));
-        } catch (IOException e) {
-            LOG.warn("deleting a replaced snapshot failed: object={} offset={}", objectId, offset, e);
-        }
-    }
-
     /**
      * The installed snapshot, read from its file.
      *
@@ -803,11 +554,7 @@ public final class ReplicaLog {
             return Optional.empty();
         }
         try {
-            Optional<SnapshotFile.Content> content = SnapshotFile.read(directory, offset);
-            if (content.isEmpty()) {
-                throw new StorageException("snapshot file " + SnapshotFile.name(offset) + " is missing");
-            }
-            return Optional.of(content.get().snapshot());
+            return Optional.of(SnapshotFile.readInstalled(directory, offset).snapshot());
         } catch (StorageException e) {
             markDamaged(e.getMessage());
             throw damagedException(state);
@@ -821,7 +568,7 @@ public final class ReplicaLog {
         }
         ByteBuffer frame = RecordDescriptor.encode(
                 objectId, epoch, offset, config.epochMillis().getAsLong(), type, payload);
-        JournalWriter.Entry entry = new JournalWriter.Entry(this, frame, type, endAfter, result, nextOffset - 1);
+        ControlRecord entry = new ControlRecord(this, frame, type, endAfter, result, nextOffset - 1);
         CompletableFuture<Long> future = entry.future();
         storage.journal().submit(entry);
         return future;
@@ -829,50 +576,37 @@ public final class ReplicaLog {
 
     // ---------------------------------------------------------------- file changes (shard or opening thread)
 
-    private void truncateFiles(long after) throws IOException {
+    void truncateFiles(long after) throws IOException {
         long next = after + 1;
         synchronized (files) {
             // records past the cut must never reach the files: out of the chain, and out of the writers' cursors
             cutChain(next);
-            while (segments.size() > 1 && segments.getLast().baseOffset() >= next) {
-                segments.removeLast().closeAndDelete();
+            if (chain.truncateBefore(next)) {
                 markDirectoryDirty();
             }
-            Segment last = segments.getLast();
-            active = last;
-            last.truncateBefore(Math.max(next, last.baseOffset()));
-            markDirty(last);
-            nextOffset = last.nextOffset();
+            active = chain.active();
+            markDirty(active);
+            nextOffset = active.nextOffset();
         }
         setState(state.withHistory(state.history().truncateAfter(after)));
     }
 
-    private void discardFiles(long before) throws IOException {
-        if (segments.size() < 2 || segments.get(1).baseOffset() > before) {
+    void discardFiles(long before) throws IOException {
+        if (!chain.canDiscard(before)) {
             return;
         }
         synchronized (files) {
-            while (segments.size() > 1 && segments.get(1).baseOffset() <= before) {
-                // the new first segment's file must exist before the old ones go: recovery finds the log start by
-                // the first file, and the writer may not have reached it yet
-                if (segments.get(1).createFile()) {
-                    markDirectoryDirty();
-                }
-                segments.removeFirst().closeAndDelete(); // the segment writer drops what it holds for it
+            if (chain.discardBefore(before)) {
                 markDirectoryDirty();
             }
         }
     }
 
-    private void resetFiles(long offset) throws IOException {
+    void resetFiles(long offset) throws IOException {
         synchronized (files) {
             clearChain(offset, offset); // the snapshot holds everything through offset
-            for (Segment segment : segments) {
-                segment.closeAndDelete();
-            }
-            segments.clear();
-            segments.add(Segment.lazy(directory, offset + 1, storage.io()));
-            active = segments.getLast();
+            chain.reset(offset + 1);
+            active = chain.active();
             markDirectoryDirty();
             nextOffset = offset + 1;
         }
@@ -948,32 +682,14 @@ public final class ReplicaLog {
         deleted = true;
         synchronized (files) {
             clearChain(nextOffset - 1, nextOffset - 1);
-            for (Segment segment : segments) {
-                segment.closeAndDelete();
-            }
+            chain.deleteAll();
         }
-        deleteDirectory(directory);
-    }
-
-    /** Deletes a replica directory and the files in it, if it exists. */
-    static void deleteDirectory(Path directory) throws IOException {
-        if (Files.isDirectory(directory)) {
-            try (DirectoryStream<Path> stream = Files.newDirectoryStream(directory)) {
-                for (Path file : stream) {
-                    Files.delete(file);
-                }
-            }
-            Files.deleteIfExists(directory);
-        }
+        DurableFiles.deleteDirectory(directory);
     }
 
     /** Marks the replica deleted at once: appends are refused from here on. */
     void markDeleted() {
         deleted = true;
-    }
-
-    boolean deleted() {
-        return deleted;
     }
 
     /** Shard or segment writer: the segment has unforced writes. */
@@ -993,7 +709,7 @@ public final class ReplicaLog {
     }
 
     /** Publishes a new state; shard (or the opening thread). */
-    private void setState(ReplicaState next) {
+    void setState(ReplicaState next) {
         state = next;
         cachedSealedEpoch = next.sealedEpoch();
         cachedLastEpoch = next.history().lastEpoch();
@@ -1005,7 +721,7 @@ public final class ReplicaLog {
         return segmentCursor.writtenThrough;
     }
 
-    private void markDamaged(String reason) {
+    void markDamaged(String reason) {
         ReplicaState current = state;
         if (!current.damaged()) {
             setState(current.withDamage(reason));
@@ -1034,14 +750,7 @@ public final class ReplicaLog {
      * the older segments. {@link #startOffset()} when every segment fits. On the shard thread.
      */
     public long retainedStart(long maxBytes) {
-        long kept = active.size();
-        for (int i = segments.size() - 2; i >= 0; i--) {
-            kept += segments.get(i).size();
-            if (kept > maxBytes) {
-                return segments.get(i + 1).baseOffset();
-            }
-        }
-        return startOffset();
+        return chain.retainedStart(maxBytes);
     }
 
     /**
@@ -1065,21 +774,19 @@ public final class ReplicaLog {
 
     /**
      * Retention by age: the first offset to keep so that only whole segments all of whose records were appended
-     * before {@code timestampMillis} go, the oldest first; the active segment is always kept. A segment is old when its
-     * last record is (timestamps grow with offsets, as one store's clock makes them), so this reads one record per
-     * segment that goes, and one more. On the shard thread.
+     * before {@code timestampMillis} go, the oldest first; the active segment is always kept. Reads the last record of
+     * each segment that goes, and of one more. On the shard thread.
      *
      * @throws IOException if reading a record fails
      */
     public long retainedStartByAge(long timestampMillis) throws IOException {
-        for (int i = 0; i < segments.size() - 1; i++) {
-            long last = segments.get(i + 1).baseOffset() - 1;
-            List<LogRecord> records = read(last, 1);
-            if (records.isEmpty() || records.getFirst().timestamp() >= timestampMillis) {
-                return segments.get(i).baseOffset();
-            }
-        }
-        return active.baseOffset();
+        return chain.retainedStartByAge(timestampMillis, this::timestampAt);
+    }
+
+    /** The timestamp of the record at {@code offset}, {@link Long#MAX_VALUE} when there is none. */
+    private long timestampAt(long offset) throws IOException {
+        List<LogRecord> records = read(offset, 1);
+        return records.isEmpty() ? Long.MAX_VALUE : records.getFirst().timestamp();
     }
 
     /**
@@ -1111,7 +818,7 @@ public final class ReplicaLog {
 
     /** The first offset held; records below it were discarded or replaced by a snapshot. */
     public long startOffset() {
-        return segments.getFirst().baseOffset();
+        return chain.startOffset();
     }
 
     /** The offset the next append gets. */
@@ -1168,13 +875,11 @@ public final class ReplicaLog {
 
     /** Segment files, oldest first; for tests and tools. */
     List<Path> segmentFiles() {
-        return segments.stream().map(Segment::path).toList();
+        return chain.paths();
     }
 
     void closeFiles() throws IOException {
-        for (Segment segment : segments) {
-            segment.close();
-        }
+        chain.closeAll();
     }
 
     private ReplicaDamagedException damagedException(ReplicaState current) {

@@ -2,9 +2,12 @@ package io.ganglion.storage;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A replica's snapshot file {@code <offset, 20 digits>.snapshot}, written atomically and forced before the replica's
@@ -23,6 +26,7 @@ import java.util.zip.CRC32C;
  * </pre>
  */
 final class SnapshotFile {
+    private static final Logger LOG = LoggerFactory.getLogger(SnapshotFile.class);
     static final String SUFFIX = ".snapshot";
     private static final int MAGIC = 0x47534E32;
     private static final int VERSION = 1;
@@ -93,6 +97,25 @@ final class SnapshotFile {
         ByteBuffer data =
                 buffer.slice(HEADER + historyLength, buffer.getInt(20)).asReadOnlyBuffer();
         return Optional.of(new Content(new Snapshot(offset, data), history));
+    }
+
+    /**
+     * The installed snapshot at {@code offset}.
+     *
+     * @throws StorageException if its file is missing or corrupt
+     */
+    static Content readInstalled(Path replicaDirectory, long offset) throws IOException {
+        return read(replicaDirectory, offset)
+                .orElseThrow(() -> new StorageException("snapshot file " + name(offset) + " is missing"));
+    }
+
+    /** Deletes a snapshot a newer durable one replaced; a failure is logged, not thrown (nothing needs the file). */
+    static void deleteReplaced(Path replicaDirectory, long offset, long objectId) {
+        try {
+            Files.deleteIfExists(replicaDirectory.resolve(name(offset)));
+        } catch (IOException e) {
+            LOG.warn("deleting a replaced snapshot failed: object={} offset={}", objectId, offset, e);
+        }
     }
 
     private static int crc(ByteBuffer buffer) {

@@ -6,7 +6,6 @@ import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -18,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -47,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #open} recovers before it returns: it scans every segment and cuts a torn tail, cuts each replica back to
  * the prefix nothing since the last checkpoint changed, replays the journal over it (idempotent by offset), declares
  * replicas damaged where checkpointed data is gone, then checkpoints, so everything it serves afterwards is
- * durable.
+ * durable. {@link JournalReplay} reads the journal, {@link ReplicaReplay} rebuilds each replica.
  *
  * <p>Implementation notes. Five kinds of thread touch a store. Shard threads call {@link #replica} and everything on
  * a {@link ReplicaLog} (each replica owned by one shard); an append makes no file system call. The journal writer
@@ -98,12 +96,7 @@ public final class Storage implements AutoCloseable {
     private Thread segmentWriterThread;
     private Completer completer;
     private Thread completerThread;
-    /** Recovery only: objects whose deletion the journal holds, and those the replay has deleted so far. */
-    private final Set<Long> deletedInJournal = new java.util.HashSet<>();
 
-    private CheckpointFile.Checkpoint recoveredCheckpoint = CheckpointFile.Checkpoint.INITIAL;
-    /** Recovery only: per journal file (by start position), where its last whole run ends. */
-    private final Map<Long, Long> journalRunEnds = new HashMap<>();
     /** Recovery only: journal files kept for the journal writer to reuse. */
     private final List<Path> reusable = new ArrayList<>();
 
@@ -147,36 +140,10 @@ public final class Storage implements AutoCloseable {
         Files.createDirectories(replicasDirectory);
         lockDirectory();
         CheckpointFile.Checkpoint checkpoint = CheckpointFile.read(directory).orElse(CheckpointFile.Checkpoint.INITIAL);
-        recoveredCheckpoint = checkpoint;
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(replicasDirectory)) {
-            for (Path replicaDirectory : stream) {
-                long objectId =
-                        Long.parseUnsignedLong(replicaDirectory.getFileName().toString(), 16);
-                replicas.put(objectId, recoverReplica(objectId, checkpoint));
-            }
-        }
-        // pass 1: where does the journal rewrite each replica? Everything below that and the synced offset is
-        // untouched since the checkpoint; everything above it that is durable is in the journal
-        Map<Long, Long> lowestRewrite = new HashMap<>();
-        long end = scanJournal(checkpoint, (buffer, at) -> noteRewrite(buffer, at, lowestRewrite));
-        for (long objectId : checkpoint.syncedThrough().keySet()) {
-            // a deleted replica's directory is gone by design; the replay deletes whatever is left of it
-            if (!replicas.containsKey(objectId) && !deletedInJournal.contains(objectId)) {
-                LOG.error("replica directory missing: object={}", objectId);
-                replicas.put(objectId, recoverReplica(objectId, checkpoint));
-            }
-        }
-        deletedInJournal.clear(); // from here: the objects the replay has deleted so far
-        for (ReplicaLog replica : replicas.values()) {
-            replica.prepareReplay(lowestRewrite.getOrDefault(replica.objectId(), Long.MAX_VALUE));
-        }
-        // pass 2: replay exactly over that stable prefix
-        scanJournal(checkpoint, this::replayFrame);
-        for (ReplicaLog replica : replicas.values()) {
-            replica.finishRecovery();
-        }
+        JournalReplay replay = new JournalReplay(this, directory, replicas);
+        long end = replay.replay(checkpoint);
         checkpointNow(end);
-        keepJournalFilesForReuse();
+        reusable.addAll(replay.keepJournalFilesForReuse());
         DurableFiles.forceDirectory(journalDirectory);
         LOG.info(
                 "storage recovered: dir={} replicas={} journalPosition={} damaged={}",
@@ -185,238 +152,6 @@ public final class Storage implements AutoCloseable {
                 end,
                 replicas.values().stream().filter(ReplicaLog::damaged).count());
         return end;
-    }
-
-    /**
-     * The file position where the last whole run of a journal file ends (see RecordDescriptor, "Journal runs"),
-     * reading from {@code from}. The run {@code from} falls in was forced before the checkpoint that points into it was
-     * written, so its commit frame only has to name a start at or before {@code from}; every later run must match its
-     * commit frame exactly.
-     */
-    private long endOfRuns(FileChannel channel, long fileStart, long from) throws IOException {
-        long[] run = {fileStart + from, 0, 0, from}; // start, frames, CRC sum, end of the last whole run
-        FrameScanner.scan(channel, from, config.maxRecordBytes(), (buffer, at, filePosition) -> {
-            if (RecordDescriptor.type(buffer, at) != RecordType.COMMIT) {
-                run[1]++;
-                run[2] += RecordDescriptor.crcField(buffer, at);
-                return true;
-            }
-            boolean whole = RecordDescriptor.commitMatches(buffer, at, run[0], run[1], (int) run[2])
-                    || (run[3] == from
-                            && from > 0
-                            && RecordDescriptor.offset(buffer, at) < run[0]
-                            && RecordDescriptor.offset(buffer, at) >= fileStart);
-            if (!whole) {
-                return false;
-            }
-            run[3] = filePosition + RecordDescriptor.COMMIT_LENGTH;
-            run[0] = fileStart + run[3];
-            run[1] = 0;
-            run[2] = 0;
-            return true;
-        });
-        return run[3];
-    }
-
-    private ReplicaLog recoverReplica(long objectId, CheckpointFile.Checkpoint checkpoint) throws IOException {
-        Path replicaDirectory = replicasDirectory.resolve(ReplicaLog.directoryName(objectId));
-        Files.createDirectories(replicaDirectory);
-        return ReplicaLog.recover(
-                this, objectId, replicaDirectory, checkpoint.syncedThrough().getOrDefault(objectId, -1L));
-    }
-
-    /**
-     * After recovery every file of the journal directory is behind the checkpoint: keeps up to {@link
-     * JournalWriter#MAX_RECYCLED} + 1 whole preallocated ones (the next file and the pool) as {@code reuse-<i>.tmp},
-     * so a restarted store fills no new journal file with zeros, and deletes the rest.
-     */
-    private void keepJournalFilesForReuse() throws IOException {
-        int keep = config.preallocateJournal() ? JournalWriter.MAX_RECYCLED + 1 : 0;
-        List<Path> whole = new ArrayList<>();
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory)) {
-            for (Path file : stream) {
-                if (whole.size() < keep && Files.size(file) == config.journalFileBytes()) {
-                    whole.add(file);
-                } else {
-                    Files.delete(file);
-                }
-            }
-        }
-        for (int i = 0; i < whole.size(); i++) {
-            Path target = journalDirectory.resolve("reuse-" + i + ".tmp");
-            if (!whole.get(i).equals(target)) {
-                // a kept file may hold the name; it is renamed itself in its turn, so go through a name of its own
-                Path aside = journalDirectory.resolve(
-                        "reuse-" + i + "-" + whole.get(i).getFileName() + ".aside");
-                Files.move(whole.get(i), aside, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-                whole.set(i, aside);
-            }
-        }
-        for (int i = 0; i < whole.size(); i++) {
-            Path target = journalDirectory.resolve("reuse-" + i + ".tmp");
-            if (!whole.get(i).equals(target)) {
-                Files.move(whole.get(i), target, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-            }
-            reusable.add(target);
-        }
-    }
-
-    /** Receives each good journal frame during recovery; returns false to refuse it as corrupt. */
-    @FunctionalInterface
-    private interface JournalVisitor {
-        boolean frame(ByteBuffer buffer, int at) throws IOException;
-    }
-
-    /**
-     * Reads the journal from the checkpoint position, file by file, stopping at the first frame that is not whole
-     * and intact (a torn tail) or at a file that does not start where the previous one ended. Cuts the journal there,
-     * so a second pass stops at the same place.
-     *
-     * @return the journal position after the last good frame
-     */
-    private long scanJournal(CheckpointFile.Checkpoint checkpoint, JournalVisitor visitor) throws IOException {
-        TreeMap<Long, Path> files = new TreeMap<>();
-        try (DirectoryStream<Path> stream = Files.newDirectoryStream(journalDirectory, "*" + JournalWriter.SUFFIX)) {
-            for (Path file : stream) {
-                String name = file.getFileName().toString();
-                files.put(Long.parseLong(name.substring(0, name.length() - JournalWriter.SUFFIX.length())), file);
-            }
-        }
-        long position = checkpoint.journalPosition();
-        int frames = 0;
-        for (var file : files.entrySet()) {
-            long start = file.getKey();
-            long size = Files.size(file.getValue());
-            if (start < position && start + size <= position) {
-                continue; // wholly behind the checkpoint
-            }
-            if (start > position) {
-                LOG.warn(
-                        "journal file does not continue the journal: dir={} expected={} found={}",
-                        directory,
-                        position,
-                        start);
-                break;
-            }
-            try (FileChannel channel =
-                    FileChannel.open(file.getValue(), StandardOpenOption.READ, StandardOpenOption.WRITE)) {
-                // what follows the last whole run is zeros, a reused file's old frames or a torn write: never read
-                Long known = journalRunEnds.get(start); // pass 2 reads up to where pass 1 found the last whole run
-                long runsEnd = known != null ? known : endOfRuns(channel, start, position - start);
-                journalRunEnds.put(start, runsEnd);
-                int[] count = {0};
-                FrameScanner.Result result = FrameScanner.scan(
-                        channel, position - start, runsEnd, config.maxRecordBytes(), (buffer, at, filePosition) -> {
-                            if (RecordDescriptor.type(buffer, at) == RecordType.COMMIT) {
-                                return true;
-                            }
-                            count[0]++;
-                            return visitor.frame(buffer, at);
-                        });
-                frames += count[0];
-                position = start + result.end();
-                if (result.stop() == FrameScanner.Stop.TRUNCATED || result.stop() == FrameScanner.Stop.CORRUPT) {
-                    LOG.warn(
-                            "journal cut at first bad record: file={} position={} stop={} bytesAfter={}",
-                            file.getValue().getFileName(),
-                            position,
-                            result.stop(),
-                            size - result.end());
-                    // nothing after a bad frame may ever be replayed, even if this open stops before it checkpoints
-                    channel.truncate(result.end());
-                    channel.force(true);
-                    break;
-                }
-            }
-        }
-        LOG.info(
-                "journal scanned: dir={} from={} to={} records={}",
-                directory,
-                checkpoint.journalPosition(),
-                position,
-                frames);
-        return position;
-    }
-
-    private boolean noteRewrite(ByteBuffer buffer, int at, Map<Long, Long> lowest) throws IOException {
-        long objectId = RecordDescriptor.objectId(buffer, at);
-        RecordType type = RecordDescriptor.type(buffer, at);
-        if (type == RecordType.DELETE) {
-            deletedInJournal.add(objectId);
-            return true;
-        }
-        replicaForReplay(objectId);
-        if (type == RecordType.SNAPSHOT && snapshotHistory(buffer, at) == null) {
-            return false; // refused here exactly as the replay refuses it
-        }
-        if (type == RecordType.TRUNCATE || type == RecordType.SNAPSHOT) {
-            lowest.merge(objectId, RecordDescriptor.offset(buffer, at), Math::min);
-        }
-        return true;
-    }
-
-    /**
-     * The replica a journal record belongs to, recovered from its directory when first seen. After a replayed
-     * deletion the object starts anew: nothing of it was ever synced.
-     */
-    private ReplicaLog replicaForReplay(long objectId) throws IOException {
-        ReplicaLog replica = replicas.get(objectId);
-        if (replica == null) {
-            replica = recoverReplica(
-                    objectId,
-                    deletedInJournal.contains(objectId) ? CheckpointFile.Checkpoint.INITIAL : recoveredCheckpoint);
-            replicas.put(objectId, replica);
-        }
-        return replica;
-    }
-
-    /** The epoch history in a snapshot record, or null if its payload is malformed. */
-    private static EpochHistory snapshotHistory(ByteBuffer buffer, int at) {
-        try {
-            return EpochHistory.decode(RecordDescriptor.payload(buffer, at));
-        } catch (RuntimeException e) {
-            return null;
-        }
-    }
-
-    private boolean replayFrame(ByteBuffer buffer, int at) throws IOException {
-        long objectId = RecordDescriptor.objectId(buffer, at);
-        long offset = RecordDescriptor.offset(buffer, at);
-        long epoch = RecordDescriptor.epoch(buffer, at);
-        RecordType type = RecordDescriptor.type(buffer, at);
-        if (type == RecordType.DELETE) {
-            replayDelete(objectId);
-            return true;
-        }
-        ReplicaLog replica = replicaForReplay(objectId);
-        switch (type) {
-            case DATA, EPOCH_START ->
-                replica.replayRecord(buffer.slice(at, RecordDescriptor.frameLength(buffer, at)), offset, epoch);
-            case TRUNCATE -> replica.replayTruncate(offset);
-            case DISCARD -> replica.replayDiscard(offset);
-            case SEAL -> replica.replaySeal(epoch);
-            case SNAPSHOT -> {
-                EpochHistory history = snapshotHistory(buffer, at);
-                if (history == null) {
-                    return false;
-                }
-                replica.replaySnapshot(offset, history);
-            }
-            case DELETE -> throw new IllegalStateException("handled above");
-        }
-        return true;
-    }
-
-    /** Finishes a journaled deletion: whatever is left of the replica's files goes, durably. */
-    private void replayDelete(long objectId) throws IOException {
-        deletedInJournal.add(objectId);
-        ReplicaLog replica = replicas.remove(objectId);
-        if (replica != null) {
-            replica.deleteFiles();
-        } else {
-            ReplicaLog.deleteDirectory(replicasDirectory.resolve(ReplicaLog.directoryName(objectId)));
-        }
-        DurableFiles.forceDirectory(replicasDirectory);
     }
 
     private void start(long journalPosition) throws IOException {
@@ -532,7 +267,7 @@ public final class Storage implements AutoCloseable {
         if (replica == null) {
             return false;
         }
-        replica.checkNotOnJournalThread();
+        checkNotOnJournalThread();
         if (!deletionsRunning.add(objectId)) {
             return false; // another thread is deleting it
         }
@@ -774,12 +509,13 @@ public final class Storage implements AutoCloseable {
         return segmentWriter;
     }
 
-    Thread journalThread() {
-        return journalThread;
-    }
-
-    Thread completerThread() {
-        return completerThread;
+    /** Truncate, snapshot install and delete wait for the journal: refused on its threads (durability callbacks). */
+    void checkNotOnJournalThread() {
+        Thread current = Thread.currentThread();
+        if (current == journalThread || current == completerThread) {
+            throw new IllegalStateException(
+                    "truncate, snapshot install and delete wait for the journal: not from a durability callback");
+        }
     }
 
     boolean closed() {

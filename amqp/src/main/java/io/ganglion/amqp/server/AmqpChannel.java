@@ -25,26 +25,20 @@ import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.protocol.TxMethod;
 import io.ganglion.amqp.protocol.UnexpectedFrameException;
-import java.math.BigInteger;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Base64;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 
 /**
  * One AMQP channel, server side, as RabbitMQ's {@code rabbit_channel} behaves: it assembles its frames into commands,
- * maps them to the {@link BrokerBackend}, and keeps the channel's consumers, unacknowledged deliveries, publisher
- * confirms, prefetch limits and transaction.
+ * maps them to the {@link BrokerBackend}, and keeps the channel's publisher confirms. Its consumers, delivery tags,
+ * prefetch limits and unacknowledged deliveries are kept by {@link ChannelConsumers}, its transaction by {@link
+ * ChannelTransaction}.
  *
  * <pre>
  *   OPEN ──channel.close from client──> (teardown, close-ok) ──> CLOSED, number free
@@ -60,8 +54,8 @@ import java.util.function.Consumer;
  * only the confirm follows the durable stage.
  *
  * <p><b>Deliveries.</b> A consumer's deliveries are held until its {@code consume-ok} is sent; deliveries beyond the
- * channel's global prefetch ({@code basic.qos global=true}) wait in {@link #held} until acks make room. The per-consumer
- * prefetch is the broker's to enforce. Delivery tags count from 1.
+ * channel's global prefetch ({@code basic.qos global=true}) wait in {@link ChannelConsumers} until acks make room.
+ * The per-consumer prefetch is the broker's to enforce. Delivery tags count from 1.
  *
  * <p><b>Teardown</b> (channel closed either way, or the connection going): consumers are cancelled first, then every
  * message the channel holds (unacked, held back, not yet delivered) is requeued, one {@link BrokerBackend#settle} per
@@ -76,7 +70,6 @@ final class AmqpChannel {
     /** Channel ids unique in the process, so the broker can tell a reopened channel number from the old channel. */
     private static final AtomicLong IDS = new AtomicLong();
 
-    private static final long MAX_EXPIRATION = 0xFFFF_FFFFL;
     private static final long UINT_MAX = 0xFFFF_FFFFL;
     private static final int NO_ROUTE = ReplyCode.NO_ROUTE.code();
 
@@ -94,9 +87,8 @@ final class AmqpChannel {
     /** Commands (and deferred faults) received while busy, in order. */
     private final ArrayDeque<Object> inbox = new ArrayDeque<>();
 
-    private final Map<String, ChannelConsumer> consumers = new LinkedHashMap<>();
-    private final UnackedDeliveries unacked = new UnackedDeliveries();
-    private final ArrayDeque<Held> held = new ArrayDeque<>();
+    /** Consumers, delivery tags, prefetch, unacked and held deliveries. */
+    private final ChannelConsumers consumers;
 
     private State state = State.OPEN;
     private boolean busy;
@@ -107,13 +99,11 @@ final class AmqpChannel {
     /** Body octets of an oversized publish still to discard. */
     private long skipping;
 
-    private long nextDeliveryTag = 1;
-    private int consumerPrefetch;
-    private int globalPrefetch;
     private String lastDeclaredQueue = "";
     private PublisherConfirms confirms;
     private boolean confirmFlushScheduled;
-    private Transaction tx;
+    /** The open transaction once {@code tx.select} was received, else null. */
+    private ChannelTransaction tx;
 
     AmqpChannel(AmqpConnection connection, int number) {
         this.connection = connection;
@@ -121,6 +111,7 @@ final class AmqpChannel {
         this.number = number;
         this.id = IDS.incrementAndGet();
         this.assembler = new CommandAssembler(number);
+        this.consumers = new ChannelConsumers(connection, backend, number, id);
     }
 
     int number() {
@@ -166,8 +157,8 @@ final class AmqpChannel {
     }
 
     /**
-     * RabbitMQ assembles the whole body and then refuses it; we refuse it from the header and discard the body frames as
-     * they come, so an oversized message is never buffered. The fault takes its turn behind earlier commands.
+     * RabbitMQ assembles the whole body and then refuses it; this channel refuses it from the header and discards the
+     * body frames as they come, so an oversized message is never buffered. The fault takes its turn behind earlier commands.
      */
     private void refuseOversized(HeaderFrame header) {
         long size = header.header().bodySize();
@@ -512,13 +503,13 @@ final class AmqpChannel {
             case BasicMethod.Cancel m -> onCancel(m);
             case BasicMethod.Publish m -> onPublish(m, content);
             case BasicMethod.Get m -> onGet(m);
-            case BasicMethod.Ack m -> settle(unacked.take(m.deliveryTag(), m.multiple()), Settlement.ACK);
+            case BasicMethod.Ack m -> settle(consumers.take(m.deliveryTag(), m.multiple()), Settlement.ACK);
             case BasicMethod.Nack m ->
                 settle(
-                        unacked.take(m.deliveryTag(), m.multiple()),
+                        consumers.take(m.deliveryTag(), m.multiple()),
                         m.requeue() ? Settlement.REQUEUE : Settlement.DISCARD);
             case BasicMethod.Reject m ->
-                settle(unacked.take(m.deliveryTag(), false), m.requeue() ? Settlement.REQUEUE : Settlement.DISCARD);
+                settle(consumers.take(m.deliveryTag(), false), m.requeue() ? Settlement.REQUEUE : Settlement.DISCARD);
             case BasicMethod.RecoverAsync m -> recover(m.requeue());
             case BasicMethod.Recover m -> {
                 recover(m.requeue());
@@ -557,14 +548,14 @@ final class AmqpChannel {
                     throw ServerFault.preconditionFailed("cannot switch from confirm to tx mode");
                 }
                 if (tx == null) {
-                    tx = new Transaction();
+                    tx = new ChannelTransaction();
                 }
                 reply(new TxMethod.SelectOk());
             }
             case TxMethod.Commit m -> commit(m);
             case TxMethod.Rollback m -> {
                 requireTransaction();
-                tx.rollback(unacked);
+                tx.rollback(consumers);
                 reply(new TxMethod.RollbackOk());
             }
             case TxMethod.SelectOk m -> throw ServerFault.unimplemented(m);
@@ -580,10 +571,10 @@ final class AmqpChannel {
             throw ServerFault.notImplemented("immediate=true");
         }
         BasicProperties properties = content.properties();
-        checkUserId(properties);
-        checkExpiration(properties);
+        PublishChecks.checkUserId(properties, connection.user());
+        PublishChecks.checkExpiration(properties);
         if (tx != null) {
-            tx.publishes.add(content.retain());
+            tx.publish(content);
             return;
         }
         route(publish, content);
@@ -658,43 +649,6 @@ final class AmqpChannel {
         }
     }
 
-    private void checkUserId(BasicProperties properties) {
-        String claimed = properties.userId();
-        if (claimed != null && !claimed.equals(connection.user())) {
-            throw ServerFault.preconditionFailed(
-                    "user_id property set to '" + claimed + "' but authenticated user was '" + connection.user() + "'");
-        }
-    }
-
-    /** As RabbitMQ's {@code rabbit_basic:parse_expiration/1}: a decimal integer of milliseconds, 0 to 2^32 - 1. */
-    private static void checkExpiration(BasicProperties properties) {
-        String expiration = properties.expiration();
-        if (expiration == null) {
-            return;
-        }
-        int digitsFrom = !expiration.isEmpty() && (expiration.charAt(0) == '-' || expiration.charAt(0) == '+') ? 1 : 0;
-        int end = digitsFrom;
-        while (end < expiration.length() && expiration.charAt(end) >= '0' && expiration.charAt(end) <= '9') {
-            end++;
-        }
-        String reason;
-        if (end == digitsFrom) {
-            reason = "no_integer";
-        } else if (end < expiration.length()) {
-            reason = "{leftover_string,\"" + expiration.substring(end) + "\"}";
-        } else {
-            BigInteger value = new BigInteger(expiration);
-            if (value.signum() < 0) {
-                reason = "{value_negative," + value + "}";
-            } else if (value.compareTo(BigInteger.valueOf(MAX_EXPIRATION)) > 0) {
-                reason = "{value_too_large," + value + "}";
-            } else {
-                return;
-            }
-        }
-        throw ServerFault.preconditionFailed("invalid expiration '" + expiration + "': " + reason);
-    }
-
     // ---------------------------------------------------------------- transactions
 
     private void requireTransaction() {
@@ -705,58 +659,10 @@ final class AmqpChannel {
 
     private void commit(TxMethod.Commit commit) {
         requireTransaction();
-        List<ContentCommand> publishes = tx.takePublishes();
-        List<Transaction.Settle> settles = tx.takeSettles();
-        CompletionStage<Void> durable = CompletableFuture.completedFuture(null);
-        try {
-            for (ContentCommand publish : publishes) {
-                CompletionStage<Void> stage = route((BasicMethod.Publish) publish.method(), publish);
-                durable = durable.thenCombine(stage, (a, b) -> null);
-            }
-        } finally {
-            publishes.forEach(ContentCommand::release);
-        }
-        for (Transaction.Settle settle : settles) {
-            UnackedDeliveries.settle(backend, settle.entries(), settle.settlement());
-        }
-        releaseHeld();
-        CompletionStage<Void> committed = durable.handle((done, error) -> {
-            if (error != null) {
-                throw new CompletionException(ServerFault.preconditionFailed("partial tx completion"));
-            }
-            return null;
-        });
+        CompletionStage<Void> committed =
+                tx.commit(publish -> route((BasicMethod.Publish) publish.method(), publish), backend);
+        consumers.releaseHeld();
         await(committed, commit, done -> reply(new TxMethod.CommitOk()));
-    }
-
-    /** The publishes and settlements of an open transaction, applied on commit and dropped on rollback. */
-    private static final class Transaction {
-        record Settle(List<UnackedDeliveries.Entry> entries, Settlement settlement) {}
-
-        private List<ContentCommand> publishes = new ArrayList<>();
-        private List<Settle> settles = new ArrayList<>();
-
-        List<ContentCommand> takePublishes() {
-            List<ContentCommand> taken = publishes;
-            publishes = new ArrayList<>();
-            return taken;
-        }
-
-        List<Settle> takeSettles() {
-            List<Settle> taken = settles;
-            settles = new ArrayList<>();
-            return taken;
-        }
-
-        /** Drops the publishes and puts the acked deliveries back, as RabbitMQ's {@code tx.rollback}. */
-        void rollback(UnackedDeliveries unacked) {
-            takePublishes().forEach(ContentCommand::release);
-            List<UnackedDeliveries.Entry> entries = new ArrayList<>();
-            for (Settle settle : takeSettles()) {
-                entries.addAll(settle.entries());
-            }
-            unacked.restore(entries);
-        }
     }
 
     // ---------------------------------------------------------------- consuming
@@ -765,23 +671,14 @@ final class AmqpChannel {
         if (qos.prefetchSize() != 0) {
             throw ServerFault.notImplemented("prefetch_size!=0 (" + qos.prefetchSize() + ")");
         }
-        if (qos.global()) {
-            globalPrefetch = qos.prefetchCount();
-            releaseHeld();
-        } else {
-            consumerPrefetch = qos.prefetchCount();
-        }
+        consumers.qos(qos.prefetchCount(), qos.global());
         reply(new BasicMethod.QosOk());
     }
 
     private void onConsume(BasicMethod.Consume consume) {
         String queue = queueName(consume.queue());
-        String tag = consume.consumerTag().isEmpty() ? newConsumerTag() : consume.consumerTag();
-        if (consumers.containsKey(tag)) {
-            throw new ServerFault(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
-        }
-        ChannelConsumer consumer = new ChannelConsumer(tag, consume.noAck());
-        consumers.put(tag, consumer);
+        ChannelConsumers.Consumer consumer = consumers.add(consume.consumerTag(), consume.noAck());
+        String tag = consumer.tag;
         CompletionStage<QueueHandle> stage = backend.consume(
                 connection.vhost(),
                 queue,
@@ -789,7 +686,7 @@ final class AmqpChannel {
                 tag,
                 consume.noAck(),
                 consume.exclusive(),
-                consumerPrefetch,
+                consumers.consumerPrefetch(),
                 consume.arguments(),
                 new Sink(consumer),
                 connection.connectionId());
@@ -799,10 +696,7 @@ final class AmqpChannel {
                 handle -> {
                     consumer.handle = handle;
                     replyUnless(consume.nowait(), new BasicMethod.ConsumeOk(tag));
-                    consumer.ready = true;
-                    while (!consumer.early.isEmpty() && consumer.active) {
-                        deliverOrHold(consumer, consumer.early.poll());
-                    }
+                    consumers.deliverEarly(consumer);
                     if (consumer.cancelledByBroker) {
                         onBrokerCancel(consumer);
                     }
@@ -811,15 +705,7 @@ final class AmqpChannel {
     }
 
     private void onCancel(BasicMethod.Cancel cancel) {
-        ChannelConsumer consumer = consumers.remove(cancel.consumerTag());
-        if (consumer != null) {
-            consumer.active = false;
-            if (consumer.handle != null) {
-                backend.cancel(consumer.handle, id, consumer.tag);
-            }
-            requeueWaiting(consumer);
-        }
-        // An unknown tag is not an error: "the spec requires we ignore this situation".
+        consumers.cancel(cancel.consumerTag()); // an unknown tag is not an error: the spec requires it be ignored
         replyUnless(cancel.nowait(), new BasicMethod.CancelOk(cancel.consumerTag()));
     }
 
@@ -834,10 +720,7 @@ final class AmqpChannel {
                         return;
                     }
                     Delivery delivery = result.get();
-                    long tag = nextDeliveryTag++;
-                    if (!get.noAck()) {
-                        unacked.add(tag, delivery.queue(), delivery.offset());
-                    }
+                    long tag = consumers.tagGet(delivery, get.noAck());
                     connection.send(new ContentCommand(
                             number,
                             new BasicMethod.GetOk(
@@ -846,25 +729,25 @@ final class AmqpChannel {
                                     delivery.exchange(),
                                     delivery.routingKey(),
                                     uint(delivery.messageCount())),
-                            properties(delivery),
+                            ChannelConsumers.properties(delivery),
                             delivery.content()));
                 },
-                result -> result.ifPresent(delivery -> giveBack(delivery, !get.noAck())));
+                result -> result.ifPresent(delivery -> consumers.giveBack(delivery, !get.noAck())));
     }
 
-    private void onDelivery(ChannelConsumer consumer, Delivery delivery) {
+    private void onDelivery(ChannelConsumers.Consumer consumer, Delivery delivery) {
         if (state != State.OPEN || !consumer.active) {
-            giveBack(delivery, !consumer.noAck);
+            consumers.giveBack(delivery, !consumer.noAck);
             return;
         }
         if (!consumer.ready) {
             consumer.early.add(delivery);
             return;
         }
-        deliverOrHold(consumer, delivery);
+        consumers.deliverOrHold(consumer, delivery);
     }
 
-    private void onBrokerCancel(ChannelConsumer consumer) {
+    private void onBrokerCancel(ChannelConsumers.Consumer consumer) {
         if (state != State.OPEN || !consumer.active) {
             return;
         }
@@ -873,106 +756,25 @@ final class AmqpChannel {
             consumer.cancelledByBroker = true;
             return;
         }
-        consumer.active = false;
-        consumers.remove(consumer.tag);
-        requeueWaiting(consumer);
+        consumers.cancelledByBroker(consumer);
         if (connection.consumerCancelNotify()) {
             connection.send(new MethodCommand(number, new BasicMethod.Cancel(consumer.tag, true)));
         }
     }
 
-    private void deliverOrHold(ChannelConsumer consumer, Delivery delivery) {
-        if (!consumer.noAck && globalPrefetch > 0 && (unacked.size() >= globalPrefetch || !held.isEmpty())) {
-            held.add(new Held(consumer, delivery));
-            return;
-        }
-        deliver(consumer, delivery);
-    }
-
-    private void deliver(ChannelConsumer consumer, Delivery delivery) {
-        long tag = nextDeliveryTag++;
-        if (!consumer.noAck) {
-            unacked.add(tag, delivery.queue(), delivery.offset());
-        }
-        connection.send(new ContentCommand(
-                number,
-                new BasicMethod.Deliver(
-                        consumer.tag, tag, delivery.redelivered(), delivery.exchange(), delivery.routingKey()),
-                properties(delivery),
-                delivery.content()));
-    }
-
-    /** Sends held deliveries while the global prefetch allows. */
-    private void releaseHeld() {
-        while (!held.isEmpty() && (globalPrefetch == 0 || unacked.size() < globalPrefetch)) {
-            Held next = held.poll();
-            if (next.consumer().active) {
-                deliver(next.consumer(), next.delivery());
-            } else {
-                giveBack(next.delivery(), true);
-            }
-        }
-    }
-
     private void settle(List<UnackedDeliveries.Entry> entries, Settlement settlement) {
         if (tx != null) {
-            if (!entries.isEmpty()) {
-                tx.settles.add(new Transaction.Settle(entries, settlement));
-            }
+            tx.settle(entries, settlement);
             return;
         }
-        UnackedDeliveries.settle(backend, entries, settlement);
-        releaseHeld();
+        consumers.settle(entries, settlement);
     }
 
     private void recover(boolean requeue) {
         if (!requeue) {
             throw ServerFault.notImplemented("requeue=false");
         }
-        UnackedDeliveries.settle(backend, unacked.takeAll(), Settlement.REQUEUE);
-        releaseHeld();
-    }
-
-    /** Requeues what a consumer going away still has waiting on this channel: its held and early deliveries. */
-    private void requeueWaiting(ChannelConsumer consumer) {
-        List<UnackedDeliveries.Entry> entries = new ArrayList<>();
-        for (Iterator<Held> it = held.iterator(); it.hasNext(); ) {
-            Held next = it.next();
-            if (next.consumer() == consumer) {
-                it.remove();
-                entries.add(entry(next.delivery()));
-                next.delivery().release();
-            }
-        }
-        for (Delivery delivery : consumer.early) {
-            if (!consumer.noAck) {
-                entries.add(entry(delivery));
-            }
-            delivery.release();
-        }
-        consumer.early.clear();
-        UnackedDeliveries.settle(backend, entries, Settlement.REQUEUE);
-    }
-
-    /** Hands a delivery that will not reach the client back to its queue (unless it was taken without ack). */
-    private void giveBack(Delivery delivery, boolean requeue) {
-        try {
-            if (requeue) {
-                backend.settle(delivery.queue(), new long[] {delivery.offset()}, Settlement.REQUEUE);
-            }
-        } finally {
-            delivery.release();
-        }
-    }
-
-    private String newConsumerTag() {
-        byte[] random = new byte[16];
-        String tag;
-        do {
-            ThreadLocalRandom.current().nextBytes(random);
-            tag = "amq.ctag-" + Base64.getUrlEncoder().withoutPadding().encodeToString(random);
-        } while (consumers.containsKey(tag));
-        return tag;
+        consumers.recover();
     }
 
     // ---------------------------------------------------------------- closing
@@ -990,38 +792,11 @@ final class AmqpChannel {
         assembler.release();
         awaitingHeaderOf = null;
         skipping = 0;
-        List<UnackedDeliveries.Entry> requeue = new ArrayList<>();
-        for (ChannelConsumer consumer : consumers.values()) {
-            consumer.active = false;
-            if (consumer.handle != null) {
-                backend.cancel(consumer.handle, id, consumer.tag);
-            }
-        }
+        consumers.cancelAll();
         if (tx != null) {
-            tx.rollback(unacked);
+            tx.rollback(consumers); // its settled deliveries are requeued with the unacked ones
         }
-        requeue.addAll(unacked.takeAll());
-        for (Held next : held) {
-            requeue.add(entry(next.delivery()));
-        }
-        for (ChannelConsumer consumer : consumers.values()) {
-            if (!consumer.noAck) {
-                for (Delivery delivery : consumer.early) {
-                    requeue.add(entry(delivery));
-                }
-            }
-        }
-        try {
-            UnackedDeliveries.settle(backend, requeue, Settlement.REQUEUE);
-        } finally {
-            held.forEach(next -> next.delivery().release());
-            held.clear();
-            for (ChannelConsumer consumer : consumers.values()) {
-                consumer.early.forEach(Delivery::release);
-                consumer.early.clear();
-            }
-            consumers.clear();
-        }
+        consumers.requeueAll();
     }
 
     /** The connection is going: tear down and drop queued commands. */
@@ -1080,43 +855,15 @@ final class AmqpChannel {
         return queue.isEmpty() && routingKey.isEmpty() ? queueName(queue) : routingKey;
     }
 
-    private static UnackedDeliveries.Entry entry(Delivery delivery) {
-        return new UnackedDeliveries.Entry(0, delivery.queue(), delivery.offset());
-    }
-
-    private static BasicProperties properties(Delivery delivery) {
-        return delivery.properties() == null ? BasicProperties.EMPTY : delivery.properties();
-    }
-
     private static long uint(long value) {
         return Math.max(0, Math.min(UINT_MAX, value));
     }
 
-    private record Held(ChannelConsumer consumer, Delivery delivery) {}
-
-    /** A consumer of this channel. */
-    private static final class ChannelConsumer {
-        final String tag;
-        final boolean noAck;
-        /** Deliveries that came before {@code consume-ok} was sent. */
-        final ArrayDeque<Delivery> early = new ArrayDeque<>();
-
-        QueueHandle handle;
-        boolean ready;
-        boolean active = true;
-        boolean cancelledByBroker;
-
-        ChannelConsumer(String tag, boolean noAck) {
-            this.tag = tag;
-            this.noAck = noAck;
-        }
-    }
-
     /** Where the broker delivers to one consumer; any thread. */
     private final class Sink implements DeliverySink {
-        private final ChannelConsumer consumer;
+        private final ChannelConsumers.Consumer consumer;
 
-        Sink(ChannelConsumer consumer) {
+        Sink(ChannelConsumers.Consumer consumer) {
             this.consumer = consumer;
         }
 
