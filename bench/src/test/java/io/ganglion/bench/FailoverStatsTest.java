@@ -1,9 +1,9 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
-import static io.ganglion.cli.FailoverStats.CONFIRMED;
-import static io.ganglion.cli.FailoverStats.NACKED;
-import static io.ganglion.cli.FailoverStats.NONE;
-import static io.ganglion.cli.FailoverStats.TIMED_OUT;
+import static io.ganglion.bench.FailoverStats.CONFIRMED;
+import static io.ganglion.bench.FailoverStats.NACKED;
+import static io.ganglion.bench.FailoverStats.NONE;
+import static io.ganglion.bench.FailoverStats.TIMED_OUT;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;

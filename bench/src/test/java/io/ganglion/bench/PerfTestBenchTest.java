@@ -1,4 +1,4 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

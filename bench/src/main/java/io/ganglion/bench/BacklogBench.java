@@ -1,10 +1,11 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import io.ganglion.cli.BrokerChild;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -25,7 +26,10 @@ import picocli.CommandLine.Option;
  * A backlog in a small heap: starts a broker with {@code -Xmx256m}, publishes a backlog with confirms, reports the
  * broker's live heap after a full GC, then consumes the whole backlog. Shows that a queue keeps offsets, not bodies.
  */
-@Command(name = "backlog", description = "Publish a large backlog into a broker with a small heap, then drain it.")
+@Command(
+        name = "backlog",
+        mixinStandardHelpOptions = true,
+        description = "Publish a large backlog into a broker with a small heap, then drain it.")
 final class BacklogBench implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--messages", defaultValue = "1000000", description = "backlog size (default ${DEFAULT-VALUE})")
     int messages;

@@ -1,4 +1,4 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,9 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ganglion.cli.BrokerChild;
+import io.ganglion.cli.Main;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -24,6 +27,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "controller-failover",
+        mixinStandardHelpOptions = true,
         description = "Kill the controller repeatedly; print p50/p99 of kill -> first command of the new controller.")
 final class ControllerFailoverBench implements Runnable {
     private static final long POLL_MS = 5;

@@ -1,4 +1,4 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
@@ -7,6 +7,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import com.rabbitmq.client.ShutdownSignalException;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.time.Duration;

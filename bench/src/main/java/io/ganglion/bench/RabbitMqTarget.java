@@ -1,7 +1,10 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ganglion.cli.BrokerChild;
+import io.ganglion.cli.Main;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

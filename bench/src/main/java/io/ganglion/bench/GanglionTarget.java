@@ -1,5 +1,7 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
+import io.ganglion.cli.BrokerChild;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,9 +1,11 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import io.ganglion.cli.Main;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -43,6 +45,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "failover",
+        mixinStandardHelpOptions = true,
         description = "Kill -9 a queue owner or the controller under load; pauses, unknown outcomes, lost, duplicates.")
 final class FailoverBench implements Runnable {
     private static final long SECOND = 1_000_000_000L;
@@ -137,7 +140,7 @@ final class FailoverBench implements Runnable {
             defaultValue = "60",
             description = "seconds of load before the measured part of the run's first trial, left out of every figure:"
                     + " freshly started JVMs compile for the first minute of load (each broker's C2 compiler took"
-                    + " 20-36% of a core 40-60 s into it on two cores), and a broker that fails has been running"
+                    + " 20-36%% of a core 40-60 s into it on two cores), and a broker that fails has been running"
                     + " far longer than that (default ${DEFAULT-VALUE}; 0 to use --warmup)")
     double firstWarmup;
 

@@ -1,7 +1,8 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.ganglion.cli.Main;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,6 +36,7 @@ import picocli.CommandLine.Option;
  */
 @Command(
         name = "perftest",
+        mixinStandardHelpOptions = true,
         description = "PerfTest on 3 Ganglion brokers and on 3 RabbitMQ nodes, quorum queues, side by side.")
 final class PerfTestBench implements Callable<Integer> {
     private static final Pattern SENT = Pattern.compile("sending rate avg: ([0-9,]+) msg/s");

@@ -1,4 +1,4 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,7 +1,9 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
+import io.ganglion.cli.Main;
+import io.ganglion.cli.Waits;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.LinkedHashMap;

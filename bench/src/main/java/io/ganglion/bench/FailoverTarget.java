@@ -1,4 +1,4 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
-package io.ganglion.cli;
+package io.ganglion.bench;
 
+import io.ganglion.cli.Main;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
