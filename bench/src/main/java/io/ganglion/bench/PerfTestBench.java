@@ -133,34 +133,7 @@ final class PerfTestBench implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!queueType.equals("quorum") && !queueType.equals("stream")) {
-            throw new Main.UsageError("--queue-type is quorum or stream, not '" + queueType + "'");
-        }
-        if (targets.size() != new java.util.HashSet<>(targets).size()) {
-            // each target is one cluster: a second of the same name was started and never stopped
-            throw new Main.UsageError("a target named twice in --targets " + String.join(",", targets));
-        }
-        if (!Files.isDirectory(perftestLib)) {
-            throw new Main.UsageError("no PerfTest in " + perftestLib
-                    + ": run bench/perftest.sh, or ./mvnw -f bench/perftest/pom.xml dependency:copy-dependencies"
-                    + " -DoutputDirectory=target/lib");
-        }
-        for (String target : targets) {
-            if (!target.equals("ganglion") && !target.equals("rabbitmq")) {
-                throw new Main.UsageError("unknown target '" + target + "': expected ganglion or rabbitmq");
-            }
-        }
-        for (String testCase : cases) {
-            if (!List.of("a", "b", "c").contains(testCase)) {
-                throw new Main.UsageError("unknown case '" + testCase + "': expected a, b or c");
-            }
-        }
-        if (rounds < 1) {
-            throw new Main.UsageError("--rounds must be at least 1, not " + rounds);
-        }
-        if (targets.contains("rabbitmq") && !RabbitMqTarget.installed()) {
-            throw new Main.UsageError("rabbitmq-server is not installed (apt-get install rabbitmq-server)");
-        }
+        validate();
         Path folder = out != null
                 ? out
                 : Path.of(
@@ -232,6 +205,37 @@ final class PerfTestBench implements Callable<Integer> {
         json.writeValue(folder.resolve("perftest.json").toFile(), results);
         System.out.println("wrote " + folder.resolve("perftest.json") + " and the PerfTest logs");
         return 0;
+    }
+
+    private void validate() {
+        if (!queueType.equals("quorum") && !queueType.equals("stream")) {
+            throw new Main.UsageError("--queue-type is quorum or stream, not '" + queueType + "'");
+        }
+        if (targets.size() != new java.util.HashSet<>(targets).size()) {
+            // each target is one cluster: a second of the same name was started and never stopped
+            throw new Main.UsageError("a target named twice in --targets " + String.join(",", targets));
+        }
+        if (!Files.isDirectory(perftestLib)) {
+            throw new Main.UsageError("no PerfTest in " + perftestLib
+                    + ": run bench/perftest.sh, or ./mvnw -f bench/perftest/pom.xml dependency:copy-dependencies"
+                    + " -DoutputDirectory=target/lib");
+        }
+        for (String target : targets) {
+            if (!target.equals("ganglion") && !target.equals("rabbitmq")) {
+                throw new Main.UsageError("unknown target '" + target + "': expected ganglion or rabbitmq");
+            }
+        }
+        for (String testCase : cases) {
+            if (!List.of("a", "b", "c").contains(testCase)) {
+                throw new Main.UsageError("unknown case '" + testCase + "': expected a, b or c");
+            }
+        }
+        if (rounds < 1) {
+            throw new Main.UsageError("--rounds must be at least 1, not " + rounds);
+        }
+        if (targets.contains("rabbitmq") && !RabbitMqTarget.installed()) {
+            throw new Main.UsageError("rabbitmq-server is not installed (apt-get install rabbitmq-server)");
+        }
     }
 
     /** Copies each broker's log ({@code broker.out}) out of the data folder about to be deleted, for diagnosis. */

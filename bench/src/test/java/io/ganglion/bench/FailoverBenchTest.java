@@ -71,15 +71,15 @@ class FailoverBenchTest {
                 "q1", new FailoverTarget.Placement("n1", List.of("n1", "n2", "n3")),
                 "q2", new FailoverTarget.Placement("n3", List.of("n1", "n2", "n3")));
 
-        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, start))
+        assertThat(FailoverTrial.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, start))
                 .isNull();
-        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n2"), start, start))
+        assertThat(FailoverTrial.rolesMoved(Optional.of("n1"), Optional.of("n2"), start, start))
                 .isEqualTo("the controller moved from n1 to n2 before the kill");
-        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.empty(), start, start))
+        assertThat(FailoverTrial.rolesMoved(Optional.of("n1"), Optional.empty(), start, start))
                 .isEqualTo("the controller moved from n1 to none before the kill");
-        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, q2Moved))
+        assertThat(FailoverTrial.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, q2Moved))
                 .isEqualTo("q2's owner moved from n2 to n3 before the kill");
-        assertThat(FailoverBench.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, Map.of()))
+        assertThat(FailoverTrial.rolesMoved(Optional.of("n1"), Optional.of("n1"), start, Map.of()))
                 .startsWith("q")
                 .endsWith("to none before the kill");
     }
@@ -92,7 +92,7 @@ class FailoverBenchTest {
             try (ExitWatch watch = ExitWatch.open("amqp://127.0.0.1:" + server.getLocalPort(), origin)) {
                 java.net.Socket accepted = server.accept();
                 assertThat(watch.closedNanos()).isEqualTo(ExitWatch.NONE);
-                assertThat(FailoverBench.victimClosedSeconds(watch, 0)).isNaN();
+                assertThat(FailoverTrial.victimClosedSeconds(watch, 0)).isNaN();
                 long killed = System.nanoTime() - origin;
                 accepted.close();
                 long deadline = System.nanoTime() + 5_000_000_000L;
@@ -100,13 +100,13 @@ class FailoverBenchTest {
                     Thread.onSpinWait();
                 }
                 assertThat(watch.closedNanos()).isGreaterThanOrEqualTo(killed);
-                assertThat(FailoverBench.victimClosedSeconds(watch, killed)).isBetween(0.0, 5.0);
+                assertThat(FailoverTrial.victimClosedSeconds(watch, killed)).isBetween(0.0, 5.0);
                 // closed before the kill: it measured something else
-                assertThat(FailoverBench.victimClosedSeconds(watch, watch.closedNanos() + 1))
+                assertThat(FailoverTrial.victimClosedSeconds(watch, watch.closedNanos() + 1))
                         .isNaN();
             }
         }
-        assertThat(FailoverBench.victimClosedSeconds(null, 0)).isNaN();
+        assertThat(FailoverTrial.victimClosedSeconds(null, 0)).isNaN();
     }
 
     @Test
@@ -116,7 +116,7 @@ class FailoverBenchTest {
                 result("follower", 0.041, false, 20.0), // over
                 result("none", 0.015, false, 10.0), // within
                 result("follower", 0.001, true, 10.0)); // never came back in the window: not within
-        assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(2);
+        assertThat(FailoverReport.withinTwiceP99(samples)).isEqualTo(2);
     }
 
     @Test
@@ -128,17 +128,17 @@ class FailoverBenchTest {
                 result("follower", 0.035, false, 0.035, false, 0.020, 20.0, Double.NaN, Double.NaN),
                 // no confirm between the kill and the restart: censored, never within
                 result("follower", 5.0, false, 5.0, true, 0.010, 20.0, Double.NaN, Double.NaN));
-        assertThat(FailoverBench.withinTwiceP99(samples)).isEqualTo(1);
-        assertThat(FailoverBench.withinTwiceP99ToRestart(samples)).isEqualTo(2);
-        assertThat(FailoverBench.withinTwiceP99FromRestart(samples)).isEqualTo(2);
-        assertThat(FailoverBench.killAndReturn(samples)).isEqualTo("2|2/3");
+        assertThat(FailoverReport.withinTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverReport.withinTwiceP99ToRestart(samples)).isEqualTo(2);
+        assertThat(FailoverReport.withinTwiceP99FromRestart(samples)).isEqualTo(2);
+        assertThat(FailoverReport.killAndReturn(samples)).isEqualTo("2|2/3");
     }
 
     @Test
     void shouldShowNoReturnCountWhenNoSampleRestartedInItsWindow() {
         List<FailoverBench.QueueResult> control = List.of(result("none", 0.01, false, 10.0));
-        assertThat(FailoverBench.restartedWithin(control)).isZero();
-        assertThat(FailoverBench.killAndReturn(control)).isEqualTo("1|-");
+        assertThat(FailoverReport.restartedWithin(control)).isZero();
+        assertThat(FailoverReport.killAndReturn(control)).isEqualTo("1|-");
     }
 
     @Test
@@ -148,8 +148,8 @@ class FailoverBenchTest {
                 withDisk(0.060, 10.0, 12.0), // a miss the disk does not explain
                 withDisk(0.015, 10.0, 20.0), // a force as long as the bound, not longer
                 withDisk(0.015, 10.0, 0.0)); // no force overlapped the pause
-        assertThat(FailoverBench.diskOverTwiceP99(samples)).isEqualTo(1);
-        assertThat(FailoverBench.diskOverTwiceP99(List.of(result("none", 0.01, false, 10.0))))
+        assertThat(FailoverReport.diskOverTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverReport.diskOverTwiceP99(List.of(result("none", 0.01, false, 10.0))))
                 .as("a run without the probe")
                 .isEqualTo(-1);
     }
@@ -160,11 +160,11 @@ class FailoverBenchTest {
                 withCpu(0.050, 8.0, 41.0), // 41 ms waiting for a core against a 16 ms bound: the machine was full
                 withCpu(0.050, 8.0, 2.0), // a miss the cores do not explain
                 withCpu(0.020, 8.0, 16.0)); // as long as the bound, not longer
-        assertThat(FailoverBench.cpuOverTwiceP99(samples)).isEqualTo(1);
-        assertThat(FailoverBench.diskOverTwiceP99(samples))
+        assertThat(FailoverReport.cpuOverTwiceP99(samples)).isEqualTo(1);
+        assertThat(FailoverReport.diskOverTwiceP99(samples))
                 .as("no disk probe in these")
                 .isEqualTo(-1);
-        assertThat(FailoverBench.cpuOverTwiceP99(List.of(withDisk(0.06, 10.0, 35.0))))
+        assertThat(FailoverReport.cpuOverTwiceP99(List.of(withDisk(0.06, 10.0, 35.0))))
                 .as("a run without the cpu probe")
                 .isEqualTo(-1);
     }
@@ -173,7 +173,7 @@ class FailoverBenchTest {
     void shouldWriteASilenceWithoutAProbeOrASendAsNullsInsteadOfFailing() {
         long ms = 1_000_000L;
         Map<String, Object> measured =
-                FailoverBench.silence(new long[] {-2_000 * ms, -1_960 * ms, 7 * ms, 41 * ms, 3 * ms, 22 * ms});
+                FailoverReport.silence(new long[] {-2_000 * ms, -1_960 * ms, 7 * ms, 41 * ms, 3 * ms, 22 * ms});
         assertThat(measured)
                 .containsEntry("from_s", -2.0)
                 .containsEntry("ms", 40.0)
@@ -183,7 +183,7 @@ class FailoverBenchTest {
                 .containsEntry("cpu_wait_ms", 22.0);
 
         // --disk-probe-ms 0 (no force measured) and a silence with no send in it: the run's JSON is still written
-        Map<String, Object> unmeasured = FailoverBench.silence(new long[] {
+        Map<String, Object> unmeasured = FailoverReport.silence(new long[] {
             -2_000 * ms, -1_960 * ms, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE, FailoverStats.NONE
         });
         assertThat(unmeasured)
