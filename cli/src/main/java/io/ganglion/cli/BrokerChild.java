@@ -15,16 +15,16 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /** A broker in its own JVM, started through the CLI with this program's classpath: for benchmarks and tests. */
-final class BrokerChild implements AutoCloseable {
+public final class BrokerChild implements AutoCloseable {
     final Path dataDir;
-    final int amqpPort;
-    final int httpPort;
+    public final int amqpPort;
+    public final int httpPort;
     private final List<String> jvmOptions;
     private final Map<String, String> settings;
     private Process process;
     private CompletableFuture<Void> listening;
 
-    BrokerChild(Path dataDir, List<String> jvmOptions) throws IOException {
+    public BrokerChild(Path dataDir, List<String> jvmOptions) throws IOException {
         this(dataDir, jvmOptions, freePort(), freePort(), Map.of());
     }
 
@@ -41,7 +41,7 @@ final class BrokerChild implements AutoCloseable {
      * Brokers {@code ganglion-1..n} of one cluster on loopback, data under {@code root}: AMQP, HTTP, peer and metadata
      * ports from the given bases (each + i), or free ports where a base is 0. Not started.
      */
-    static List<BrokerChild> cluster(
+    public static List<BrokerChild> cluster(
             Path root, int brokers, int amqpBase, int httpBase, int peerBase, int metadataBase, List<String> jvmOptions)
             throws IOException {
         List<String> seeds = new ArrayList<>();
@@ -69,7 +69,7 @@ final class BrokerChild implements AutoCloseable {
     }
 
     /** Starts it (next time) with {@code key = value} too: a broker key or a runtime setting. */
-    BrokerChild with(String key, String value) {
+    public BrokerChild with(String key, String value) {
         settings.put(key, value);
         return this;
     }
@@ -79,7 +79,7 @@ final class BrokerChild implements AutoCloseable {
         return settings.get(key);
     }
 
-    String nodeId() {
+    public String nodeId() {
         return settings.getOrDefault("node.id", "ganglion-1");
     }
 
@@ -99,7 +99,7 @@ final class BrokerChild implements AutoCloseable {
      * handed out again once the probing socket closed (two of a cluster's ports can collide so). The search
      * starts at a place of its own per process, so that test JVMs running at once seldom probe the same ports.
      */
-    static int freePort() throws IOException {
+    public static int freePort() throws IOException {
         int span = LAST_PORT - FIRST_PORT;
         int start = (int) Math.floorMod(ProcessHandle.current().pid() * 7919L, span);
         for (int i = 0; i < span; i++) {
@@ -119,13 +119,13 @@ final class BrokerChild implements AutoCloseable {
     }
 
     /** Starts the process and waits until it listens (a broker of a cluster waits for a metadata quorum first). */
-    BrokerChild start() throws IOException, InterruptedException {
+    public BrokerChild start() throws IOException, InterruptedException {
         launch();
         return awaitListening();
     }
 
     /** Starts the process without waiting: start every broker of a cluster, then {@link #awaitListening()} on each. */
-    BrokerChild launch() throws IOException {
+    public BrokerChild launch() throws IOException {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.addAll(JvmFlags.flags(JvmFlags.Jvm.BROKER_CHILD, jvmOptions));
@@ -222,7 +222,7 @@ final class BrokerChild implements AutoCloseable {
         }
     }
 
-    BrokerChild awaitListening() throws IOException, InterruptedException {
+    public BrokerChild awaitListening() throws IOException, InterruptedException {
         Path log = dataDir.resolve("broker.out");
         try {
             listening.get(60, TimeUnit.SECONDS);
@@ -235,7 +235,7 @@ final class BrokerChild implements AutoCloseable {
     }
 
     /** SIGKILL: no shutdown hook runs, nothing is flushed. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         process.waitFor();
     }
@@ -263,11 +263,11 @@ final class BrokerChild implements AutoCloseable {
         }
     }
 
-    long pid() {
+    public long pid() {
         return process.pid();
     }
 
-    boolean alive() {
+    public boolean alive() {
         return process.isAlive();
     }
 
@@ -281,7 +281,7 @@ final class BrokerChild implements AutoCloseable {
      * one. Stopped one after the other, the brokers still running see each stop as a peer's failure and log it (a
      * metadata leader's failed appends, a peer unreachable) for every broker but the last.
      */
-    static void stopTogether(List<BrokerChild> brokers) throws InterruptedException {
+    public static void stopTogether(List<BrokerChild> brokers) throws InterruptedException {
         for (BrokerChild broker : brokers) {
             if (broker.process != null && broker.process.isAlive()) {
                 broker.process.destroy();

@@ -15,14 +15,15 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code bin/ganglion}: {@code server} starts a broker, {@code ctl} manages a running one. Exit status 0 on success, 1
- * when a running broker refused the request, 2 for bad usage or configuration.
+ * when a running broker refused the request, 2 for bad usage or configuration. The {@code bench} commands live in the
+ * bench module, whose {@code io.ganglion.bench.BenchMain} adds them to this command line.
  */
 @Command(
         name = "ganglion",
         mixinStandardHelpOptions = true,
         version = Broker.VERSION,
         description = "A replicated message broker that speaks AMQP 0-9-1.",
-        subcommands = {Main.Server.class, Local.class, Ctl.class, Bench.class},
+        subcommands = {Main.Server.class, Local.class, Ctl.class},
         footerHeading = "%nExamples:%n",
         footer = {
             "  bin/ganglion local             three brokers on this machine (data/local)",
@@ -44,8 +45,18 @@ public final class Main implements Runnable {
 
     /** Runs the CLI and returns its exit status instead of exiting: what tests call. */
     public static int run(String... args) {
+        return execute(commandLine(), args);
+    }
+
+    /** This command line, with the help options on every command: the bench module adds its subcommands to it. */
+    public static CommandLine commandLine() {
         CommandLine commandLine = new CommandLine(new Main());
         withHelpOptions(commandLine);
+        return commandLine;
+    }
+
+    /** Runs a command line built by {@link #commandLine()} and returns its exit status. */
+    public static int execute(CommandLine commandLine, String... args) {
         commandLine.setExecutionExceptionHandler((e, line, parsed) -> {
             line.getErr().println("ganglion: " + e.getMessage());
             return e instanceof UsageError ? 2 : 1;
@@ -66,8 +77,8 @@ public final class Main implements Runnable {
     }
 
     /** A problem with what the user asked for: exit status 2. */
-    static final class UsageError extends RuntimeException {
-        UsageError(String message) {
+    public static final class UsageError extends RuntimeException {
+        public UsageError(String message) {
             super(message);
         }
     }

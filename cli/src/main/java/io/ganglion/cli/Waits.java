@@ -12,10 +12,10 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Waiting in the benchmark programs, in one place: polling a condition on a scheduler until it holds or a deadline
+ * Waiting in the benchmark programs and the integration tests, in one place: polling a condition on a scheduler until it holds or a deadline
  * passes, and pausing. Checks run on this class's scheduler threads.
  */
-final class Waits {
+public final class Waits {
     private static final ScheduledExecutorService SCHEDULER = Executors.newScheduledThreadPool(2, runnable -> {
         Thread thread = new Thread(runnable, "ganglion-bench-wait");
         thread.setDaemon(true);
@@ -26,7 +26,7 @@ final class Waits {
 
     /** A condition to poll; one that throws does not hold (the last failure is reported if the wait times out). */
     @FunctionalInterface
-    interface Check {
+    public interface Check {
         boolean holds() throws Exception;
     }
 
@@ -35,7 +35,7 @@ final class Waits {
      *
      * @throws IOException {@code failure} (with the last exception the check threw) when {@code timeout} passes first
      */
-    static void until(Duration timeout, Duration every, String failure, Check check)
+    public static void until(Duration timeout, Duration every, String failure, Check check)
             throws IOException, InterruptedException {
         CompletableFuture<Void> held = new CompletableFuture<>();
         AtomicReference<Exception> last = new AtomicReference<>();
@@ -65,7 +65,7 @@ final class Waits {
     }
 
     /** Like {@link #until}, but returns whether the condition held instead of failing. */
-    static boolean within(Duration timeout, Duration every, Check check) throws InterruptedException {
+    public static boolean within(Duration timeout, Duration every, Check check) throws InterruptedException {
         try {
             until(timeout, every, "", check);
             return true;
@@ -75,7 +75,7 @@ final class Waits {
     }
 
     /** Waits {@code duration}. */
-    static void pause(Duration duration) throws InterruptedException {
+    public static void pause(Duration duration) throws InterruptedException {
         try {
             new CompletableFuture<Void>()
                     .completeOnTimeout(null, duration.toMillis(), TimeUnit.MILLISECONDS)

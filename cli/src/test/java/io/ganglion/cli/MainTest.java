@@ -59,35 +59,6 @@ class MainTest {
     }
 
     @Test
-    void shouldExitTwoOnAnUnknownFailoverScenarioAndNameTheThreeItKnows() {
-        Result result = run("bench", "failover", "--scenarios", "owner,nothing");
-        assertThat(result.status()).isEqualTo(2);
-        assertThat(result.err()).contains("unknown scenario 'nothing': owner, controller or none");
-    }
-
-    @Test
-    void shouldExitTwoOnANegativeProbeIntervalAndOnAnEmptyDiskBench() {
-        Result probe = run("bench", "failover", "--disk-probe-ms", "-1");
-        assertThat(probe.status()).isEqualTo(2);
-        assertThat(probe.err()).contains("--disk-probe-ms >= 0");
-        Result cpu = run("bench", "failover", "--cpu-probe-ms", "-1");
-        assertThat(cpu.status()).isEqualTo(2);
-        assertThat(cpu.err()).contains("--cpu-probe-ms >= 0");
-        Result silence = run("bench", "failover", "--silence-ms", "0");
-        assertThat(silence.status()).isEqualTo(2);
-        assertThat(silence.err()).contains("--silence-ms > 0");
-        Result twice = run("bench", "perftest", "--targets", "ganglion,rabbitmq", "--targets", "ganglion");
-        assertThat(twice.status()).isEqualTo(2);
-        assertThat(twice.err()).contains("a target named twice in --targets ganglion,rabbitmq,ganglion");
-        Result type = run("bench", "perftest", "--queue-type", "classic");
-        assertThat(type.status()).isEqualTo(2);
-        assertThat(type.err()).contains("--queue-type is quorum or stream, not 'classic'");
-        Result disk = run("bench", "disk", "--seconds", "0");
-        assertThat(disk.status()).isEqualTo(2);
-        assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
-    }
-
-    @Test
     void shouldExitTwoOnBadHold() {
         Result result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
         assertThat(result.status()).isEqualTo(2);
