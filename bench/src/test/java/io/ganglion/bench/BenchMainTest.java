@@ -56,4 +56,21 @@ class BenchMainTest {
         assertThat(disk.status()).isEqualTo(2);
         assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
     }
+
+    @Test
+    void shouldAnswerHelpOnEveryBenchCommandWithExamplesOnTheList() {
+        Result list = run("bench", "--help");
+        assertThat(list.status()).isZero();
+        assertThat(list.out())
+                .contains("Usage: ganglion bench", "failover", "perftest", "disk", "backlog", "controller-failover")
+                .contains("Examples:", "bin/ganglion bench failover --trials 3");
+        for (String command : new String[] {"failover", "perftest", "disk", "backlog", "controller-failover"}) {
+            Result help = run("bench", command, "--help");
+            assertThat(help.status()).as(command).isZero();
+            assertThat(help.out()).as(command).contains("Usage: ganglion bench " + command);
+        }
+        assertThat(run("server", "--help").out())
+                .as("the CLI's other commands are still there")
+                .contains("Usage: ganglion server");
+    }
 }

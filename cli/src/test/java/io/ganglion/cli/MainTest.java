@@ -28,7 +28,10 @@ class MainTest {
         }
     }
 
-    /** Every command answers --help with its usage; the top and the ones a first user meets show examples. */
+    /**
+     * Every command answers --help with its usage; the top and the ones a first user meets show examples (the bench
+     * commands, in the bench module: BenchMainTest).
+     */
     @Test
     void shouldAnswerHelpOnEveryCommandWithExamplesWhereAFirstUserLooks() {
         Result top = run("--help");
@@ -39,8 +42,7 @@ class MainTest {
             assertThat(help.status()).as(command[0]).isZero();
             assertThat(help.out()).as(command[0]).contains("Usage: ganglion " + command[0], "Examples:");
         }
-        for (String[] command :
-                new String[][] {{"ctl", "queues"}, {"ctl", "settings"}, {"bench"}, {"bench", "failover"}}) {
+        for (String[] command : new String[][] {{"ctl", "queues"}, {"ctl", "settings"}}) {
             String[] args = java.util.Arrays.copyOf(command, command.length + 1);
             args[command.length] = "--help";
             Result help = run(args);
