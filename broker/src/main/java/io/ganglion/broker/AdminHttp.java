@@ -137,94 +137,16 @@ final class AdminHttp implements AutoCloseable {
             case "vhosts:GET:" -> reply(exchange, 200, new ArrayList<>(new TreeMap<>(image.vhosts()).keySet()));
             case "vhosts:PUT:name" -> command(exchange, new MetadataCommand.PutVhost(name));
             case "vhosts:DELETE:name" -> command(exchange, new MetadataCommand.DeleteVhost(name));
-            case "users:GET:" -> {
-                List<Map<String, Object>> users = new ArrayList<>();
-                for (User user : new TreeMap<>(image.users()).values()) {
-                    users.add(Map.of("name", user.name(), "tags", user.tags()));
-                }
-                reply(exchange, 200, users);
-            }
-            case "users:PUT:name" -> {
-                Map<String, String> query = query(exchange);
-                String password = query.get("password");
-                if (password == null) {
-                    throw new IllegalArgumentException("password is required");
-                }
-                List<String> tags = query.getOrDefault("tags", "").isBlank()
-                        ? List.of()
-                        : List.of(query.get("tags").split(","));
-                byte[] salt = new byte[4];
-                RANDOM.nextBytes(salt);
-                command(exchange, new MetadataCommand.PutUser(User.withPassword(name, password, salt, tags)));
-            }
+            case "users:GET:" -> reply(exchange, 200, users(image));
+            case "users:PUT:name" -> putUser(exchange, name);
             case "users:DELETE:name" -> command(exchange, new MetadataCommand.DeleteUser(name));
-            case "queues:GET:" -> {
-                List<Map<String, Object>> queues = new ArrayList<>();
-                Map<Map<String, Object>, CompletableFuture<Map<String, Object>>> statuses = new LinkedHashMap<>();
-                for (Vhost vhost : new TreeMap<>(image.vhosts()).values()) {
-                    for (var queue : new TreeMap<>(vhost.queues()).values()) {
-                        Map<String, Object> row = new LinkedHashMap<>();
-                        row.put("vhost", vhost.name());
-                        row.put("name", queue.name());
-                        row.put("type", queue.type().wireName());
-                        row.put("durable", queue.durable());
-                        row.put("exclusive", queue.exclusive());
-                        row.put("auto_delete", queue.autoDelete());
-                        if (queue.replicated()) {
-                            replicatedColumns(row, image, vhost.name(), queue);
-                            statuses.put(row, backend.ownerStatus(vhost.name(), queue));
-                        } else {
-                            row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
-                        }
-                        queues.add(row);
-                    }
-                }
-                // the owners' views (learners, each copy's durable offset), asked in parallel, each bounded
-                statuses.forEach((row, status) -> row.put("owner_status", status.join()));
-                reply(exchange, 200, queues);
-            }
-            case "replicas:GET:" -> {
-                List<Map<String, Object>> replicas = new ArrayList<>();
-                backend.localReplicaStatuses().forEach((queue, status) -> {
-                    Map<String, Object> row = new LinkedHashMap<>();
-                    row.put("queue", queue);
-                    row.putAll(status.join());
-                    replicas.add(row);
-                });
-                reply(exchange, 200, replicas);
-            }
+            case "queues:GET:" -> reply(exchange, 200, queues(image));
+            case "replicas:GET:" -> reply(exchange, 200, replicas());
             case "nodes:GET:" -> reply(exchange, 200, nodes(image));
-            case "nodes:PUT:name" -> {
-                String draining = query(exchange).get("draining");
-                if (!"true".equals(draining) && !"false".equals(draining)) {
-                    throw new IllegalArgumentException("draining must be true or false");
-                }
-                if (!knownNode(image, name)) {
-                    reply(exchange, 404, Map.of("error", "no node '" + name + "' in this cluster"));
-                    return;
-                }
-                command(exchange, new MetadataCommand.SetDraining(name, Boolean.parseBoolean(draining)));
-            }
-            case "settings:GET:" -> {
-                List<Map<String, Object>> settings = new ArrayList<>();
-                for (Setting setting : RuntimeSettings.all()) {
-                    settings.add(setting(image, setting));
-                }
-                reply(exchange, 200, settings);
-            }
+            case "nodes:PUT:name" -> putDraining(exchange, image, name);
+            case "settings:GET:" -> reply(exchange, 200, settings(image));
             case "settings:GET:name" -> reply(exchange, 200, setting(image, RuntimeSettings.named(name)));
-            case "settings:PUT:name" -> {
-                String value = query(exchange).get("value");
-                if (value == null) {
-                    throw new IllegalArgumentException("value is required");
-                }
-                // refuses an unknown name or a bad value with the reason (IllegalArgumentException -> 400)
-                image.coordination().settings().with(name, value);
-                command(
-                        exchange,
-                        new MetadataCommand.Coordination(
-                                new io.ganglion.coordination.CoordinationCommand.SetSettings(Map.of(name, value))));
-            }
+            case "settings:PUT:name" -> putSetting(exchange, image, name);
             default ->
                 reply(
                         exchange,
@@ -233,6 +155,98 @@ final class AdminHttp implements AutoCloseable {
                                 "error",
                                 "no such resource: " + exchange.getRequestURI().getPath()));
         }
+    }
+
+    private static List<Map<String, Object>> users(MetadataImage image) {
+        List<Map<String, Object>> users = new ArrayList<>();
+        for (User user : new TreeMap<>(image.users()).values()) {
+            users.add(Map.of("name", user.name(), "tags", user.tags()));
+        }
+        return users;
+    }
+
+    private void putUser(HttpExchange exchange, String name) throws IOException {
+        Map<String, String> query = query(exchange);
+        String password = query.get("password");
+        if (password == null) {
+            throw new IllegalArgumentException("password is required");
+        }
+        List<String> tags = query.getOrDefault("tags", "").isBlank()
+                ? List.of()
+                : List.of(query.get("tags").split(","));
+        byte[] salt = new byte[4];
+        RANDOM.nextBytes(salt);
+        command(exchange, new MetadataCommand.PutUser(User.withPassword(name, password, salt, tags)));
+    }
+
+    private List<Map<String, Object>> queues(MetadataImage image) {
+        List<Map<String, Object>> queues = new ArrayList<>();
+        Map<Map<String, Object>, CompletableFuture<Map<String, Object>>> statuses = new LinkedHashMap<>();
+        for (Vhost vhost : new TreeMap<>(image.vhosts()).values()) {
+            for (var queue : new TreeMap<>(vhost.queues()).values()) {
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("vhost", vhost.name());
+                row.put("name", queue.name());
+                row.put("type", queue.type().wireName());
+                row.put("durable", queue.durable());
+                row.put("exclusive", queue.exclusive());
+                row.put("auto_delete", queue.autoDelete());
+                if (queue.replicated()) {
+                    replicatedColumns(row, image, vhost.name(), queue);
+                    statuses.put(row, backend.ownerStatus(vhost.name(), queue));
+                } else {
+                    row.put("owner", queue.home().isEmpty() ? config.nodeId() : queue.home());
+                }
+                queues.add(row);
+            }
+        }
+        // the owners' views (learners, each copy's durable offset), asked in parallel, each bounded
+        statuses.forEach((row, status) -> row.put("owner_status", status.join()));
+        return queues;
+    }
+
+    private List<Map<String, Object>> replicas() {
+        List<Map<String, Object>> replicas = new ArrayList<>();
+        backend.localReplicaStatuses().forEach((queue, status) -> {
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("queue", queue);
+            row.putAll(status.join());
+            replicas.add(row);
+        });
+        return replicas;
+    }
+
+    private void putDraining(HttpExchange exchange, MetadataImage image, String name) throws IOException {
+        String draining = query(exchange).get("draining");
+        if (!"true".equals(draining) && !"false".equals(draining)) {
+            throw new IllegalArgumentException("draining must be true or false");
+        }
+        if (!knownNode(image, name)) {
+            reply(exchange, 404, Map.of("error", "no node '" + name + "' in this cluster"));
+            return;
+        }
+        command(exchange, new MetadataCommand.SetDraining(name, Boolean.parseBoolean(draining)));
+    }
+
+    private static List<Map<String, Object>> settings(MetadataImage image) {
+        List<Map<String, Object>> settings = new ArrayList<>();
+        for (Setting setting : RuntimeSettings.all()) {
+            settings.add(setting(image, setting));
+        }
+        return settings;
+    }
+
+    private void putSetting(HttpExchange exchange, MetadataImage image, String name) throws IOException {
+        String value = query(exchange).get("value");
+        if (value == null) {
+            throw new IllegalArgumentException("value is required");
+        }
+        // refuses an unknown name or a bad value with the reason (IllegalArgumentException -> 400)
+        image.coordination().settings().with(name, value);
+        command(
+                exchange,
+                new MetadataCommand.Coordination(
+                        new io.ganglion.coordination.CoordinationCommand.SetSettings(Map.of(name, value))));
     }
 
     /** Epoch, owner, followers and recovery state of a replicated queue, from the committed image. */

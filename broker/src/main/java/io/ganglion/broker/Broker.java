@@ -90,92 +90,18 @@ public final class Broker implements AutoCloseable {
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
         Shard.Group shardGroup =
                 new Shard.Group(Math.max(1, Runtime.getRuntime().availableProcessors()));
-        List<Shard> shards = shardGroup.shards();
-        MetadataLog metadata;
-        ClusterNode cluster = null;
-        ReplicationRouter router = null;
-        LocalBackend backend;
-        if (config.clustered()) {
-            RatisLogConfig ratis = ratisConfig(config);
-            if (config.metadataWarmup()) {
-                LeaderPathWarmup.run(
-                        config.dataDir().resolve("metadata-warmup"), ratis, java.time.Duration.ofSeconds(10));
-            }
-            metadata = RatisMetadataLog.start(ratis, config.clusterName());
-            try {
-                backend = new LocalBackend(info, metadata, storage, shards, config.nodeId());
-                RemoteQueues remote = backend.remote().orElseThrow();
-                AtomicReference<PeerLink> link = new AtomicReference<>();
-                MetadataLog log = metadata;
-                java.util.concurrent.atomic.AtomicReference<ClusterNode> clusterRef =
-                        new java.util.concurrent.atomic.AtomicReference<>();
-                router = new ReplicationRouter(
-                        new NodeId(config.nodeId()),
-                        (to, message) -> {
-                            PeerLink current = link.get();
-                            return current != null && current.send(to, message);
-                        },
-                        backend::hostFactory,
-                        command -> {
-                            // the controller counts a reply before it commits; without one yet, just propose it
-                            ClusterNode node = clusterRef.get();
-                            if (node != null) {
-                                node.controller().recoveryReply(command);
-                            } else {
-                                log.propose(new MetadataCommand.Coordination(command));
-                            }
-                        });
-                backend.attachReplication(
-                        router,
-                        new ReplicationContext(
-                                new NodeId(config.nodeId()),
-                                incarnation,
-                                ReplicationConfig.defaults(),
-                                ReplicationContext.DEFAULT_TICK_MS,
-                                clock::millis),
-                        config.seeds().size());
-                ReplicationRouter replication = router;
-                cluster = ClusterNode.start(
-                        config.clusterName(),
-                        config.self(),
-                        config.seeds(),
-                        incarnation,
-                        metadata,
-                        clock,
-                        (from, message) -> {
-                            if (!replication.onMessage(from, message)) {
-                                remote.onMessage(from, message);
-                            }
-                        },
-                        remote::onDisconnected,
-                        replication::requestRecovery,
-                        shardGroup.eventLoops());
-                link.set(cluster.link());
-                clusterRef.set(cluster);
-                remote.attach(cluster.link());
-                awaitBootstrap(metadata, config);
-                dropTransientHomedHere(metadata, config.nodeId());
-            } catch (IOException | RuntimeException e) {
-                if (cluster != null) {
-                    cluster.close();
-                }
-                if (router != null) {
-                    router.close();
-                }
-                metadata.close();
-                shardGroup.close();
-                storage.close();
-                throw e;
-            }
-        } else {
-            metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
-            bootstrap(metadata, config);
-            dropTransient(metadata);
-            backend = new LocalBackend(info, metadata, storage, shards);
-        }
-        AutoCloseable amqp = AmqpListener.start(config, backend, shardGroup.eventLoops());
-        AdminHttp http =
-                AdminHttp.start(config.amqpHost(), config.httpPort(), metadata, config, cluster, incarnation, backend);
+        Core core = config.clustered()
+                ? startClustered(config, clock, storage, incarnation, info, shardGroup)
+                : startSingle(config, storage, info, shardGroup);
+        AutoCloseable amqp = AmqpListener.start(config, core.backend(), shardGroup.eventLoops());
+        AdminHttp http = AdminHttp.start(
+                config.amqpHost(),
+                config.httpPort(),
+                core.metadata(),
+                config,
+                core.cluster(),
+                incarnation,
+                core.backend());
         LOG.info(
                 "event=broker_started node={} incarnation={} amqp={}:{} http={} data={}",
                 config.nodeId(),
@@ -184,7 +110,127 @@ public final class Broker implements AutoCloseable {
                 config.amqpPort(),
                 http.port(),
                 config.dataDir());
-        return new Broker(config, storage, metadata, cluster, router, shardGroup, backend, amqp, http);
+        return new Broker(
+                config,
+                storage,
+                core.metadata(),
+                core.cluster(),
+                core.router(),
+                shardGroup,
+                core.backend(),
+                amqp,
+                http);
+    }
+
+    /** What {@link #start} builds before the listeners; {@code cluster} and {@code router} are null unclustered. */
+    private record Core(MetadataLog metadata, ClusterNode cluster, ReplicationRouter router, LocalBackend backend) {}
+
+    /** One broker alone: the metadata log in a file, no peers. */
+    private static Core startSingle(BrokerConfig config, Storage storage, ServerInfo info, Shard.Group shardGroup)
+            throws IOException {
+        MetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
+        bootstrap(metadata, config);
+        dropTransient(metadata);
+        LocalBackend backend = new LocalBackend(info, metadata, storage, shardGroup.shards());
+        return new Core(metadata, null, null, backend);
+    }
+
+    /**
+     * A cluster member: the Ratis metadata log, the replication router and the cluster node with its peer link. On a
+     * failure closes what it started, and the shards and storage too, then rethrows.
+     */
+    private static Core startClustered(
+            BrokerConfig config,
+            Clock clock,
+            Storage storage,
+            Incarnation incarnation,
+            ServerInfo info,
+            Shard.Group shardGroup)
+            throws IOException {
+        RatisLogConfig ratis = ratisConfig(config);
+        if (config.metadataWarmup()) {
+            LeaderPathWarmup.run(config.dataDir().resolve("metadata-warmup"), ratis, java.time.Duration.ofSeconds(10));
+        }
+        MetadataLog metadata = RatisMetadataLog.start(ratis, config.clusterName());
+        ClusterNode cluster = null;
+        ReplicationRouter router = null;
+        try {
+            LocalBackend backend = new LocalBackend(info, metadata, storage, shardGroup.shards(), config.nodeId());
+            RemoteQueues remote = backend.remote().orElseThrow();
+            AtomicReference<PeerLink> link = new AtomicReference<>();
+            AtomicReference<ClusterNode> clusterRef = new AtomicReference<>();
+            ReplicationRouter replication = replicationRouter(config, metadata, backend, link, clusterRef);
+            router = replication;
+            backend.attachReplication(
+                    replication,
+                    new ReplicationContext(
+                            new NodeId(config.nodeId()),
+                            incarnation,
+                            ReplicationConfig.defaults(),
+                            ReplicationContext.DEFAULT_TICK_MS,
+                            clock::millis),
+                    config.seeds().size());
+            cluster = ClusterNode.start(
+                    config.clusterName(),
+                    config.self(),
+                    config.seeds(),
+                    incarnation,
+                    metadata,
+                    clock,
+                    (from, message) -> {
+                        if (!replication.onMessage(from, message)) {
+                            remote.onMessage(from, message);
+                        }
+                    },
+                    remote::onDisconnected,
+                    replication::requestRecovery,
+                    shardGroup.eventLoops());
+            link.set(cluster.link());
+            clusterRef.set(cluster);
+            remote.attach(cluster.link());
+            awaitBootstrap(metadata, config);
+            dropTransientHomedHere(metadata, config.nodeId());
+            return new Core(metadata, cluster, router, backend);
+        } catch (IOException | RuntimeException e) {
+            if (cluster != null) {
+                cluster.close();
+            }
+            if (router != null) {
+                router.close();
+            }
+            metadata.close();
+            shardGroup.close();
+            storage.close();
+            throw e;
+        }
+    }
+
+    /**
+     * The router of this broker's replicas. It sends over {@code link} once the cluster node has set it, and passes
+     * recovery replies to the cluster node's controller once {@code clusterRef} holds it.
+     */
+    private static ReplicationRouter replicationRouter(
+            BrokerConfig config,
+            MetadataLog metadata,
+            LocalBackend backend,
+            AtomicReference<PeerLink> link,
+            AtomicReference<ClusterNode> clusterRef) {
+        return new ReplicationRouter(
+                new NodeId(config.nodeId()),
+                (to, message) -> {
+                    PeerLink current = link.get();
+                    return current != null && current.send(to, message);
+                },
+                backend::hostFactory,
+                command -> {
+                    // the controller counts a reply before it commits; without one yet, just propose it
+                    ClusterNode node = clusterRef.get();
+                    if (node != null) {
+                        node.controller().recoveryReply(command);
+                    } else {
+                        metadata.propose(new MetadataCommand.Coordination(command));
+                    }
+                });
     }
 
     /** Voters are the first three (or five) seeds, the others follow the log as listeners. */

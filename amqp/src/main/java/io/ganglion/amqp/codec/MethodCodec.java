@@ -170,7 +170,21 @@ public final class MethodCodec {
         };
     }
 
+    /** Dispatches on the AMQP class; each class's helper is exhaustive over its methods. */
     private static void encode(Method method, WireWriter w) {
+        switch (method) {
+            case ConnectionMethod m -> encodeConnection(m, w);
+            case ChannelMethod m -> encodeChannel(m, w);
+            case AccessMethod m -> encodeAccess(m, w);
+            case ExchangeMethod m -> encodeExchange(m, w);
+            case QueueMethod m -> encodeQueue(m, w);
+            case BasicMethod m -> encodeBasic(m, w);
+            case ConfirmMethod m -> encodeConfirm(m, w);
+            case TxMethod m -> encodeTx(m, w);
+        }
+    }
+
+    private static void encodeConnection(ConnectionMethod method, WireWriter w) {
         switch (method) {
             case ConnectionMethod.Start m -> {
                 w.octet(m.versionMajor());
@@ -225,6 +239,11 @@ public final class MethodCodec {
                 w.shortstr(m.reason());
             }
             case ConnectionMethod.UpdateSecretOk m -> {}
+        }
+    }
+
+    private static void encodeChannel(ChannelMethod method, WireWriter w) {
+        switch (method) {
             case ChannelMethod.Open m -> {
                 w.shortstr(m.outOfBand());
             }
@@ -244,6 +263,11 @@ public final class MethodCodec {
                 w.ushort(m.failingMethodId());
             }
             case ChannelMethod.CloseOk m -> {}
+        }
+    }
+
+    private static void encodeAccess(AccessMethod method, WireWriter w) {
+        switch (method) {
             case AccessMethod.Request m -> {
                 w.shortstr(m.realm());
                 w.bit(m.exclusive());
@@ -255,6 +279,11 @@ public final class MethodCodec {
             case AccessMethod.RequestOk m -> {
                 w.ushort(m.ticket());
             }
+        }
+    }
+
+    private static void encodeExchange(ExchangeMethod method, WireWriter w) {
+        switch (method) {
             case ExchangeMethod.Declare m -> {
                 w.ushort(m.ticket());
                 w.shortstr(m.exchange());
@@ -292,6 +321,11 @@ public final class MethodCodec {
                 w.table(m.arguments());
             }
             case ExchangeMethod.UnbindOk m -> {}
+        }
+    }
+
+    private static void encodeQueue(QueueMethod method, WireWriter w) {
+        switch (method) {
             case QueueMethod.Declare m -> {
                 w.ushort(m.ticket());
                 w.shortstr(m.queue());
@@ -342,6 +376,11 @@ public final class MethodCodec {
                 w.table(m.arguments());
             }
             case QueueMethod.UnbindOk m -> {}
+        }
+    }
+
+    private static void encodeBasic(BasicMethod method, WireWriter w) {
+        switch (method) {
             case BasicMethod.Qos m -> {
                 w.uint(m.prefetchSize());
                 w.ushort(m.prefetchCount());
@@ -423,10 +462,20 @@ public final class MethodCodec {
                 w.bit(m.multiple());
                 w.bit(m.requeue());
             }
+        }
+    }
+
+    private static void encodeConfirm(ConfirmMethod method, WireWriter w) {
+        switch (method) {
             case ConfirmMethod.Select m -> {
                 w.bit(m.nowait());
             }
             case ConfirmMethod.SelectOk m -> {}
+        }
+    }
+
+    private static void encodeTx(TxMethod method, WireWriter w) {
+        switch (method) {
             case TxMethod.Select m -> {}
             case TxMethod.SelectOk m -> {}
             case TxMethod.Commit m -> {}
