@@ -6,6 +6,7 @@ import io.ganglion.cli.JvmFlags.Jvm;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -16,31 +17,18 @@ class JvmFlagsTest {
 
     @Test
     void shouldGiveAServerZgcTheTrapLimitsASmallHeapHugePagesAndNativeAccess() throws IOException {
-        Path kernel = hugePageSettings("always [madvise] never", "always within_size [advise] never deny force");
+        Path kernel = advisedHugePages();
         assertThat(JvmFlags.flags(Jvm.COMMAND, List.of(), kernel))
-                .containsExactly(
-                        "-XX:+UseZGC",
-                        "-XX:-ZProactive",
-                        "-XX:PerMethodTrapLimit=0",
-                        "-XX:PerBytecodeTrapLimit=0",
-                        "-Xms64m",
-                        "-XX:+UseTransparentHugePages",
-                        "--enable-native-access=ALL-UNNAMED");
+                .containsExactlyElementsOf(zgcWithTrapLimitsThen(
+                        "-Xms64m", "-XX:+UseTransparentHugePages", "--enable-native-access=ALL-UNNAMED"));
     }
 
     @Test
     void shouldGiveABenchClientAFixedPreTouchedHeap() throws IOException {
-        Path debian = hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
+        Path debian = debianHugePages();
         assertThat(JvmFlags.flags(Jvm.BENCH, List.of(), debian))
-                .containsExactly(
-                        "-XX:+UseZGC",
-                        "-XX:-ZProactive",
-                        "-XX:PerMethodTrapLimit=0",
-                        "-XX:PerBytecodeTrapLimit=0",
-                        "-Xms1g",
-                        "-Xmx1g",
-                        "-XX:+AlwaysPreTouch",
-                        "--enable-native-access=ALL-UNNAMED");
+                .containsExactlyElementsOf(zgcWithTrapLimitsThen(
+                        "-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch", "--enable-native-access=ALL-UNNAMED"));
         assertThat(JvmFlags.flags(Jvm.BENCH, List.of("-Xmx2g"), debian))
                 .doesNotContain("-Xms1g", "-Xmx1g", "-XX:+AlwaysPreTouch")
                 .endsWith("-Xmx2g");
@@ -49,15 +37,9 @@ class JvmFlagsTest {
     /** A broker the CLI starts gets a server's flags but native access, which its caller passes. */
     @Test
     void shouldGiveABrokerChildZgcTheTrapLimitsAndASmallInitialHeapUnlessItsOptionsSetThem() throws IOException {
-        Path kernel = hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
+        Path kernel = debianHugePages();
         assertThat(JvmFlags.flags(Jvm.BROKER_CHILD, List.of("-Xmx256m"), kernel))
-                .containsExactly(
-                        "-XX:+UseZGC",
-                        "-XX:-ZProactive",
-                        "-XX:PerMethodTrapLimit=0",
-                        "-XX:PerBytecodeTrapLimit=0",
-                        "-Xms64m",
-                        "-Xmx256m");
+                .containsExactlyElementsOf(zgcWithTrapLimitsThen("-Xms64m", "-Xmx256m"));
         assertThat(JvmFlags.flags(
                         Jvm.BROKER_CHILD, List.of("-XX:+UseParallelGC", "-XX:PerMethodTrapLimit=100", "-Xms1g"), dir))
                 .containsExactly(
@@ -69,7 +51,7 @@ class JvmFlagsTest {
     /** Every default the given options set is left out, and the given options come last. */
     @Test
     void shouldHonourTheGivenOptionsOverEachDefault() throws IOException {
-        Path advised = hugePageSettings("always [madvise] never", "always within_size [advise] never deny force");
+        Path advised = advisedHugePages();
         List<String> given = List.of(
                 "-XX:+UseG1GC",
                 "-XX:PerMethodTrapLimit=100",
@@ -97,8 +79,8 @@ class JvmFlagsTest {
     /** Huge pages for the heap only where the kernel grants them to the collector's kind of memory. */
     @Test
     void shouldAskForHugePagesOnlyWhereTheKernelAllowsThemForTheHeap() throws IOException {
-        Path debian = hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
-        Path advised = hugePageSettings("always [madvise] never", "always within_size [advise] never deny force");
+        Path debian = debianHugePages();
+        Path advised = advisedHugePages();
         Path none = hugePageSettings("always madvise [never]", "always within_size [advise] never deny force");
 
         // ZGC's heap is shared memory
@@ -111,16 +93,28 @@ class JvmFlagsTest {
                 .doesNotContain(JvmFlags.HUGE_PAGES);
         // the options decide when they say
         assertThat(JvmFlags.flags(Jvm.BROKER_CHILD, List.of("-XX:-UseTransparentHugePages"), advised))
-                .containsExactly(
-                        "-XX:+UseZGC",
-                        "-XX:-ZProactive",
-                        "-XX:PerMethodTrapLimit=0",
-                        "-XX:PerBytecodeTrapLimit=0",
-                        "-Xms64m",
-                        "-XX:-UseTransparentHugePages");
+                .containsExactlyElementsOf(zgcWithTrapLimitsThen("-Xms64m", "-XX:-UseTransparentHugePages"));
         // no such files (not Linux, or no THP in the kernel): nothing asked
         assertThat(JvmFlags.flags(Jvm.BROKER_CHILD, List.of(), dir.resolve("absent")))
                 .doesNotContain(JvmFlags.HUGE_PAGES);
+    }
+
+    /** ZGC with proactive collections off and both trap limits at 0, the start of each default list, then {@code rest}. */
+    private static List<String> zgcWithTrapLimitsThen(String... rest) {
+        List<String> flags = new ArrayList<>(
+                List.of("-XX:+UseZGC", "-XX:-ZProactive", "-XX:PerMethodTrapLimit=0", "-XX:PerBytecodeTrapLimit=0"));
+        flags.addAll(List.of(rest));
+        return flags;
+    }
+
+    /** Debian's default: huge pages on advice for anonymous memory, never for shared memory. */
+    private Path debianHugePages() throws IOException {
+        return hugePageSettings("always [madvise] never", "always within_size advise [never] deny force");
+    }
+
+    /** Huge pages on advice for both anonymous and shared memory. */
+    private Path advisedHugePages() throws IOException {
+        return hugePageSettings("always [madvise] never", "always within_size [advise] never deny force");
     }
 
     private Path hugePageSettings(String enabled, String shmem) throws IOException {
