@@ -6,7 +6,6 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
-import java.util.zip.CRC32C;
 
 /**
  * The data directory's {@code checkpoint} file, replaced atomically. It says where journal replay starts and, per
@@ -39,8 +38,7 @@ final class CheckpointFile {
         buffer.putInt(MAGIC).putInt(VERSION).putLong(checkpoint.journalPosition());
         buffer.putInt(checkpoint.syncedThrough().size());
         checkpoint.syncedThrough().forEach((id, offset) -> buffer.putLong(id).putLong(offset));
-        buffer.putInt(crc(buffer.array(), buffer.position()));
-        DurableFiles.writeAtomically(dataDirectory.resolve(NAME), buffer.flip());
+        DurableFiles.writeAtomicallyWithCrc(dataDirectory.resolve(NAME), buffer);
     }
 
     /** @throws StorageException if the file is malformed */
@@ -52,7 +50,7 @@ final class CheckpointFile {
         ByteBuffer buffer = content.get();
         int length = buffer.remaining();
         if (length < 24
-                || buffer.getInt(length - 4) != crc(buffer.array(), length - 4)
+                || !DurableFiles.endsWithCrc(buffer)
                 || buffer.getInt() != MAGIC
                 || buffer.getInt() != VERSION) {
             throw new StorageException("malformed checkpoint file in " + dataDirectory);
@@ -67,11 +65,5 @@ final class CheckpointFile {
             synced.put(buffer.getLong(), buffer.getLong());
         }
         return Optional.of(new Checkpoint(position, Map.copyOf(synced)));
-    }
-
-    private static int crc(byte[] bytes, int length) {
-        CRC32C crc = new CRC32C();
-        crc.update(bytes, 0, length);
-        return (int) crc.getValue();
     }
 }

@@ -10,6 +10,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.Optional;
+import java.util.zip.CRC32C;
 
 /** Small helpers for files that must survive a crash whole or not at all. */
 final class DurableFiles {
@@ -49,6 +50,21 @@ final class DurableFiles {
         forceDirectory(target.getParent());
     }
 
+    /**
+     * Puts the CRC32C of every byte before {@code content}'s position at that position, then writes the buffer from 0
+     * to there as {@link #writeAtomically} does: a small file that ends with its own checksum.
+     */
+    static void writeAtomicallyWithCrc(Path target, ByteBuffer content) throws IOException {
+        content.putInt(crc(content.array(), content.position()));
+        writeAtomically(target, content.flip());
+    }
+
+    /** Whether {@code content}, as read from a file, ends with the CRC32C of every byte before its last four. */
+    static boolean endsWithCrc(ByteBuffer content) {
+        int length = content.remaining();
+        return length >= 4 && content.getInt(length - 4) == crc(content.array(), length - 4);
+    }
+
     /** The whole content of a file, or empty if it does not exist. */
     static Optional<ByteBuffer> readIfExists(Path file) throws IOException {
         try {
@@ -77,5 +93,11 @@ final class DurableFiles {
         while (buffer.hasRemaining()) {
             at += channel.write(buffer, at);
         }
+    }
+
+    private static int crc(byte[] bytes, int length) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 0, length);
+        return (int) crc.getValue();
     }
 }

@@ -5,7 +5,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Optional;
-import java.util.zip.CRC32C;
 
 /**
  * The per-replica state file {@code state}, replaced atomically (write, force, rename, force directory).
@@ -34,8 +33,7 @@ final class ReplicaStateFile {
         buffer.putInt(MAGIC).putInt(VERSION).putLong(state.sealedEpoch()).putLong(state.snapshotOffset());
         buffer.putInt(damage.length).put(damage);
         state.history().encode(buffer);
-        buffer.putInt(crc(buffer.array(), buffer.position()));
-        DurableFiles.writeAtomically(replicaDirectory.resolve(NAME), buffer.flip());
+        DurableFiles.writeAtomicallyWithCrc(replicaDirectory.resolve(NAME), buffer);
     }
 
     /**
@@ -51,7 +49,7 @@ final class ReplicaStateFile {
         ByteBuffer buffer = content.get();
         try {
             int length = buffer.remaining();
-            if (length < 32 || buffer.getInt(length - 4) != crc(buffer.array(), length - 4)) {
+            if (length < 32 || !DurableFiles.endsWithCrc(buffer)) {
                 throw malformed(replicaDirectory, "bad CRC");
             }
             if (buffer.getInt() != MAGIC || buffer.getInt() != VERSION) {
@@ -67,12 +65,6 @@ final class ReplicaStateFile {
         } catch (RuntimeException e) {
             throw malformed(replicaDirectory, e.toString());
         }
-    }
-
-    private static int crc(byte[] bytes, int length) {
-        CRC32C crc = new CRC32C();
-        crc.update(bytes, 0, length);
-        return (int) crc.getValue();
     }
 
     private static StorageException malformed(Path directory, String why) {
