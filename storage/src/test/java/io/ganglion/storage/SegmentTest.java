@@ -15,10 +15,7 @@ class SegmentTest {
 
     @Test
     void shouldIndexAppendsAndReadWholeFramesWithinBudget() throws IOException {
-        Segment segment = Segment.create(dir, 100, FileIo.DEFAULT);
-        for (long offset = 100; offset < 110; offset++) {
-            segment.append(frame(offset, 20));
-        }
+        Segment segment = segmentWith(100, 10, 20);
         assertThat(segment.nextOffset()).isEqualTo(110);
         assertThat(segment.size()).isEqualTo(10 * 64);
         ByteBuffer three = segment.read(103, Long.MAX_VALUE, 3 * 64 + 10);
@@ -30,10 +27,7 @@ class SegmentTest {
 
     @Test
     void shouldTruncateFileAndIndex() throws IOException {
-        Segment segment = Segment.create(dir, 0, FileIo.DEFAULT);
-        for (long offset = 0; offset < 10; offset++) {
-            segment.append(frame(offset, 20));
-        }
+        Segment segment = segmentWith(0, 10, 20);
         segment.truncateBefore(4);
         assertThat(segment.nextOffset()).isEqualTo(4);
         assertThat(Files.size(segment.path())).isEqualTo(4 * 64);
@@ -44,10 +38,7 @@ class SegmentTest {
 
     @Test
     void shouldRecoverIndexAndStopAtForeignOrMisplacedRecord() throws IOException {
-        Segment segment = Segment.create(dir, 50, FileIo.DEFAULT);
-        for (long offset = 50; offset < 55; offset++) {
-            segment.append(frame(offset, 8));
-        }
+        Segment segment = segmentWith(50, 5, 8);
         segment.append(frame(57, 8)); // not the next offset
         segment.close();
         Segment reopened = Segment.open(segment.path(), 50, FileIo.DEFAULT);
@@ -58,6 +49,15 @@ class SegmentTest {
         FrameScanner.Result foreign = reopened.recover(2, 4096, (epoch, offset) -> {});
         assertThat(foreign.end()).isZero();
         reopened.close();
+    }
+
+    /** A new segment starting at {@code first} holding {@code count} records of {@code payload} bytes each. */
+    private Segment segmentWith(long first, int count, int payload) throws IOException {
+        Segment segment = Segment.create(dir, first, FileIo.DEFAULT);
+        for (long offset = first; offset < first + count; offset++) {
+            segment.append(frame(offset, payload));
+        }
+        return segment;
     }
 
     private static ByteBuffer frame(long offset, int payload) {

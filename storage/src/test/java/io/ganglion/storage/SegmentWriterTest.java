@@ -145,12 +145,7 @@ class SegmentWriterTest {
             assertThat(appendDurably(log, 1, 2)).isEqualTo(5);
             await(storage.checkpoint());
         }
-        try (Storage storage = Storage.open(dir, smallConfig())) {
-            ReplicaLog log = storage.replica(1);
-            assertThat(log.lastOffset()).isEqualTo(5);
-            assertThat(log.damaged()).isFalse();
-            assertPayloads(log, readAll(log));
-        }
+        assertReopensUndamagedThrough(5);
     }
 
     @Test
@@ -163,12 +158,7 @@ class SegmentWriterTest {
         io.failWrites = true;
         appendDurably(log, 1, 10);
         first.halt(); // a crash while segment writes fail: only the journal holds 10..19
-        try (Storage storage = Storage.open(dir, smallConfig())) {
-            ReplicaLog reopened = storage.replica(1);
-            assertThat(reopened.lastOffset()).isEqualTo(19);
-            assertThat(reopened.damaged()).isFalse();
-            assertPayloads(reopened, readAll(reopened));
-        }
+        assertReopensUndamagedThrough(19);
     }
 
     @Test
@@ -297,6 +287,16 @@ class SegmentWriterTest {
             }
             assertThat(fromMemory).hasSize(100);
             assertPayloads(log, fromMemory);
+            assertPayloads(log, readAll(log));
+        }
+    }
+
+    /** Reopens the storage without faults: replica 1 ends at {@code lastOffset}, undamaged, every payload intact. */
+    private void assertReopensUndamagedThrough(long lastOffset) throws IOException {
+        try (Storage storage = Storage.open(dir, smallConfig())) {
+            ReplicaLog log = storage.replica(1);
+            assertThat(log.lastOffset()).isEqualTo(lastOffset);
+            assertThat(log.damaged()).isFalse();
             assertPayloads(log, readAll(log));
         }
     }

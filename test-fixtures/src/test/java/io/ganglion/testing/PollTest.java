@@ -64,22 +64,22 @@ class PollTest {
 
     @Test
     void shouldEndTheWaitWhenTheConditionThrows() {
-        assertThatThrownBy(() -> Poll.until(
-                        LONG,
-                        () -> {
-                            throw new IllegalStateException("broken");
-                        },
-                        () -> "a broken condition"))
+        assertThatThrownBy(() -> untilAConditionThatThrows(new IllegalStateException("broken"), "a broken condition"))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessage("broken");
-        assertThatThrownBy(() -> Poll.until(
-                        LONG,
-                        () -> {
-                            throw new IOException("refused");
-                        },
-                        () -> "an answer"))
+        assertThatThrownBy(() -> untilAConditionThatThrows(new IOException("refused"), "an answer"))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageStartingWith("an answer: the condition threw")
                 .hasCauseInstanceOf(IOException.class);
+    }
+
+    /** Polls for a condition that throws {@code thrown} on its first check. */
+    private static void untilAConditionThatThrows(Exception thrown, String awaited) {
+        Poll.until(
+                LONG,
+                () -> {
+                    throw thrown;
+                },
+                () -> awaited);
     }
 }
