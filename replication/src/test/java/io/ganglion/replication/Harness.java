@@ -326,6 +326,13 @@ final class Harness {
                         new PublishId(publisher, sequence), Epoch.of(epoch), ByteBuffer.allocate(10)));
     }
 
+    /** Publishes {@code count} messages of {@code publisher} to {@code owner}, with sequences 0 to count - 1. */
+    void publishMany(String owner, long epoch, long publisher, int count) {
+        for (int sequence = 0; sequence < count; sequence++) {
+            publish(owner, epoch, publisher, sequence);
+        }
+    }
+
     void seal(String node, long epoch) {
         node(node).on(new ReplicaEvent.SealRequested(CONTROLLER, Epoch.of(epoch)));
     }

@@ -102,9 +102,7 @@ class ReplicaTest {
     void shouldNotWaitForAHeldFollower() {
         Harness harness = threeCopies();
         harness.down.add(NodeId.of("c")); // lost: never reports
-        for (int i = 0; i < 10; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 10);
         harness.settle();
         assertThat(harness.node("a").confirms()).hasSize(10);
         assertThat(harness.node("c").log).hasSize(1);
@@ -308,9 +306,7 @@ class ReplicaTest {
     @Test
     void shouldTruncateDivergentSuffixOnInstall() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 5; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 5);
         harness.settle(); // everyone holds 1@0..5
         harness.down.add(NodeId.of("c"));
         for (int i = 5; i < 9; i++) {
@@ -354,9 +350,7 @@ class ReplicaTest {
     @Test
     void shouldCutWhatLiesBeyondTheRecoveryPointOnInstall() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 4; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 4);
         harness.settle();
         harness.install("a", 2, LogPosition.of(1, 2), "b");
         harness.node("a").sync();
@@ -374,9 +368,7 @@ class ReplicaTest {
     @Test
     void shouldNotCutWhatItFollowedWhenAnInstallOfThatEpochArrivesLate() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 4; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 4);
         harness.settle(); // everyone holds 1@0..4
         harness.down.add(NodeId.of("c"));
         for (int i = 4; i < 8; i++) {
@@ -399,9 +391,7 @@ class ReplicaTest {
             harness.deliverAllHolding(installTraffic);
             harness.nodes.values().forEach(Harness.Node::sync);
         }
-        for (int i = 0; i < 3; i++) {
-            harness.publish("b", 2, 2, i);
-        }
+        harness.publishMany("b", 2, 2, 3);
         for (int round = 0; round < 10; round++) {
             harness.deliverAllHolding(installTraffic);
             harness.nodes.values().forEach(Harness.Node::sync);
@@ -434,9 +424,7 @@ class ReplicaTest {
         harness.activate(1, 2, "a", "b", "c");
         harness.settle();
         harness.down.add(NodeId.of("c"));
-        for (int i = 0; i < 8; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 8);
         harness.settle(); // a and b hold 1@0..8, c 1@0
         harness.down.clear();
         Harness.Node c = harness.node("c");
@@ -505,9 +493,7 @@ class ReplicaTest {
             harness.deliverAllHolding(secondTruncation);
             harness.nodes.values().forEach(Harness.Node::sync);
         }
-        for (int i = 0; i < 3; i++) {
-            harness.publish("a", 3, 3, i);
-        }
+        harness.publishMany("a", 3, 3, 3);
         for (int round = 0; round < 10; round++) {
             harness.deliverAllHolding(secondTruncation);
             harness.nodes.values().forEach(Harness.Node::sync);
@@ -533,9 +519,7 @@ class ReplicaTest {
     @Test
     void shouldNotStreamPastATruncationTheFollowerMayNotHaveApplied() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 3; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 3);
         harness.settle(); // everyone holds 1@0..3
         Harness.Node a = harness.node("a");
         harness.cut.add(a.id);
@@ -558,9 +542,7 @@ class ReplicaTest {
         assertThat(a.effectsOf(ReplicaEffect.Truncate.class))
                 .as("every truncation was lost")
                 .isEmpty();
-        for (int i = 0; i < 6; i++) {
-            harness.publish("b", 2, 2, i); // 2@5..10
-        }
+        harness.publishMany("b", 2, 2, 6); // 2@5..10
         harness.settle();
         assertThat(a.log.stream().filter(r -> r.epoch().equals(Epoch.of(2))).toList())
                 .as("no record of epoch 2 after a's divergent suffix")
@@ -578,9 +560,7 @@ class ReplicaTest {
         harness.activate(1, 1, "a", "b");
         harness.settle();
         long sendsBefore = harness.sends;
-        for (int i = 0; i < 20; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 20);
         assertThat(harness.sends - sendsBefore).as("a window of 4 records").isEqualTo(4);
         assertThat(harness.node("a").confirms()).isEmpty();
         harness.node("a").sync();
@@ -624,9 +604,7 @@ class ReplicaTest {
         harness.activate(1, 2, "a", "b");
         harness.settle();
         long sendsBefore = harness.sends;
-        for (int i = 0; i < 20; i++) {
-            harness.publish("a", 1, 1, i); // 42 bytes each
-        }
+        harness.publishMany("a", 1, 1, 20); // 42 bytes each
         assertThat(harness.sends - sendsBefore).isEqualTo(4);
         harness.settle();
         assertThat(harness.node("a").confirms()).hasSize(20);
@@ -636,9 +614,7 @@ class ReplicaTest {
     void shouldResumeASameIncarnationFollowerFromWhereItStopped() {
         Harness harness = threeCopies();
         harness.down.add(NodeId.of("c"));
-        for (int i = 0; i < 6; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 6);
         harness.settle();
         harness.down.clear(); // the network healed; c kept its process
         harness.tick(250);
@@ -655,9 +631,7 @@ class ReplicaTest {
         harness.settle();
         Harness.Node c = harness.node("c");
         harness.down.add(c.id);
-        for (int i = 0; i < 30; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 30);
         harness.settle();
         c.restart(99);
         c.on(new ReplicaEvent.Assigned(
@@ -684,9 +658,7 @@ class ReplicaTest {
         Harness harness = threeCopies();
         Harness.Node c = harness.node("c");
         harness.down.add(c.id);
-        for (int i = 0; i < 100; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 100);
         harness.settle();
         Harness.Node owner = harness.node("a");
         assertThat(owner.confirms()).hasSize(100);
@@ -719,9 +691,7 @@ class ReplicaTest {
     @Test
     void shouldFeedAFollowerThatJoinsTheEpochAndCountItOnlyOnceInstalled() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 5; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 5);
         harness.settle(); // everyone holds 1@0..5
         NodeId b = NodeId.of("b");
         NodeId c = NodeId.of("c");
@@ -740,9 +710,7 @@ class ReplicaTest {
         harness.assign(new Assignment(Epoch.of(2), b, List.of(c), true), 2, Set.of(b, c));
         harness.settle();
         Harness.Node owner = harness.node("b");
-        for (int i = 0; i < 3; i++) {
-            harness.publish("b", 2, 2, i);
-        }
+        harness.publishMany("b", 2, 2, 3);
         harness.settle();
         assertThat(owner.confirms()).hasSize(3);
 
@@ -786,9 +754,7 @@ class ReplicaTest {
     @Test
     void shouldDiscardOnlyBelowSettledAndProtectedProgress() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 10; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 10);
         harness.settle();
         Harness.Node owner = harness.node("a");
         owner.on(new ReplicaEvent.SettledLowWater(6));
@@ -1014,9 +980,7 @@ class ReplicaTest {
     @Test
     void shouldLetADeposedOwnersLeaseLapseBeforeTheNewOwnerDelivers() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 5; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 5);
         harness.settle();
         harness.tick(50);
         harness.settle();
@@ -1069,9 +1033,7 @@ class ReplicaTest {
     @Test
     void shouldSyncWithAFollowerWhoseFirstReportCameBeforeTheOwnerTookTheEpoch() {
         Harness harness = threeCopies();
-        for (int i = 0; i < 3; i++) {
-            harness.publish("a", 1, 1, i);
-        }
+        harness.publishMany("a", 1, 1, 3);
         harness.settle();
         Assignment second = ownerLostToB(harness);
         Set<NodeId> installed = Set.copyOf(second.members());
