@@ -65,6 +65,18 @@ class PeerCodecTest {
         return frame;
     }
 
+    /** Encodes {@code message} on the channel into one frame of its encoded size and decodes that back to it. */
+    private void assertRoundTrips(PeerMessage message, String context) {
+        ByteBuf frame = encodeOnChannel(message);
+        assertThat(frame.readableBytes())
+                .as("%s: size of %s", context, message)
+                .isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
+
+        channel.writeInbound(frame);
+
+        assertThat(readAll()).as(context).containsExactly(message);
+    }
+
     private List<PeerMessage> readAll() {
         List<PeerMessage> messages = new ArrayList<>();
         for (PeerMessage message = channel.readInbound(); message != null; message = channel.readInbound()) {
@@ -189,12 +201,7 @@ class PeerCodecTest {
     @ParameterizedTest
     @MethodSource("replicationAndRecoverySamples")
     void shouldRoundTripEveryKindOfReplicationAndRecoveryMessage(PeerMessage message) {
-        ByteBuf frame = encodeOnChannel(message);
-        assertThat(frame.readableBytes()).isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
-
-        channel.writeInbound(frame);
-
-        assertThat(readAll()).containsExactly(message);
+        assertRoundTrips(message, "sample");
     }
 
     @ParameterizedTest
@@ -203,14 +210,7 @@ class PeerCodecTest {
         PeerMessages gen = new PeerMessages(seed);
         for (int i = 0; i < 20; i++) {
             PeerMessage message = gen.next(21 + i % 2);
-            ByteBuf frame = encodeOnChannel(message);
-            assertThat(frame.readableBytes())
-                    .as("seed %d: size of %s", seed, message)
-                    .isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
-
-            channel.writeInbound(frame);
-
-            assertThat(readAll()).as("seed %d", seed).containsExactly(message);
+            assertRoundTrips(message, "seed " + seed);
         }
     }
 
@@ -227,12 +227,7 @@ class PeerCodecTest {
     @ParameterizedTest
     @MethodSource("samples")
     void shouldRoundTripEverySample(PeerMessage message) {
-        ByteBuf frame = encodeOnChannel(message);
-        assertThat(frame.readableBytes()).isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
-
-        channel.writeInbound(frame);
-
-        assertThat(readAll()).containsExactly(message);
+        assertRoundTrips(message, "sample");
     }
 
     @ParameterizedTest
@@ -241,14 +236,7 @@ class PeerCodecTest {
         PeerMessages gen = new PeerMessages(seed);
         for (int kind = 0; kind < PeerMessages.samples().size(); kind++) {
             PeerMessage message = gen.next(kind);
-            ByteBuf frame = encodeOnChannel(message);
-            assertThat(frame.readableBytes())
-                    .as("seed %d: size of %s", seed, message)
-                    .isEqualTo(PeerFrameDescriptor.frameSize(PeerCodec.encodedLength(message)));
-
-            channel.writeInbound(frame);
-
-            assertThat(readAll()).as("seed %d", seed).containsExactly(message);
+            assertRoundTrips(message, "seed " + seed);
         }
     }
 
