@@ -39,6 +39,18 @@ class AmqpChannelTest {
         client.openChannel(1);
     }
 
+    /**
+     * Opens channel 1, declares queue {@code q} and sends {@code mode} (a confirm or tx select, its reply read when it
+     * has one); the broker then holds every durable publish until the test completes it.
+     */
+    private void openWithDurablesHeld(Method mode) {
+        open();
+        declare(1, "q");
+        client.send(1, mode);
+        client.read();
+        broker.holdDurables = true;
+    }
+
     private static Out out(int channel, Method method) {
         return new Out(channel, method, null, null);
     }
@@ -368,10 +380,7 @@ class AmqpChannelTest {
 
         @Test
         void shouldAckTheLowestContiguousRunWithOneMultipleAck() {
-            open();
-            declare(1, "q");
-            client.send(1, new ConfirmMethod.Select(true));
-            broker.holdDurables = true;
+            openWithDurablesHeld(new ConfirmMethod.Select(true));
             for (int i = 1; i <= 4; i++) {
                 client.publish(1, "", "q", "m" + i);
             }
@@ -390,10 +399,7 @@ class AmqpChannelTest {
 
         @Test
         void shouldCoverEverythingWithOneMultipleAckWhenAllCompleteTogether() {
-            open();
-            declare(1, "q");
-            client.send(1, new ConfirmMethod.Select(true));
-            broker.holdDurables = true;
+            openWithDurablesHeld(new ConfirmMethod.Select(true));
             for (int i = 1; i <= 3; i++) {
                 client.publish(1, "", "q", "m" + i);
             }
@@ -408,10 +414,7 @@ class AmqpChannelTest {
 
         @Test
         void shouldNackAPublishWhoseDurabilityFailed() {
-            open();
-            declare(1, "q");
-            client.send(1, new ConfirmMethod.Select(true));
-            broker.holdDurables = true;
+            openWithDurablesHeld(new ConfirmMethod.Select(true));
             client.publish(1, "", "q", "lost");
             client.publish(1, "", "q", "kept");
 
@@ -838,11 +841,7 @@ class AmqpChannelTest {
 
         @Test
         void shouldAnswerCommitOkOnlyOnceThePublishesAreDurable() {
-            open();
-            declare(1, "q");
-            client.send(1, new TxMethod.Select());
-            client.read();
-            broker.holdDurables = true;
+            openWithDurablesHeld(new TxMethod.Select());
             client.publish(1, "", "q", "in tx");
 
             client.send(1, new TxMethod.Commit());
@@ -855,11 +854,7 @@ class AmqpChannelTest {
 
         @Test
         void shouldCloseTheChannelWith406WhenACommittedPublishIsNotDurable() {
-            open();
-            declare(1, "q");
-            client.send(1, new TxMethod.Select());
-            client.read();
-            broker.holdDurables = true;
+            openWithDurablesHeld(new TxMethod.Select());
             client.publish(1, "", "q", "in tx");
             client.send(1, new TxMethod.Commit());
 

@@ -41,6 +41,16 @@ class PeerLinkTest {
 
     private final List<AutoCloseable> resources = new ArrayList<>();
 
+    /** Link A (node N1, incarnation 11) and what it handed its handler; set by {@link #startA}. */
+    private RecordingPeerHandler a;
+
+    private PeerLink linkA;
+
+    /** Link B (node N2, incarnation 22) and what it handed its handler; set by {@link #startB}. */
+    private RecordingPeerHandler b;
+
+    private PeerLink linkB;
+
     @AfterEach
     void closeAll() throws Exception {
         for (int i = resources.size() - 1; i >= 0; i--) {
@@ -60,6 +70,36 @@ class PeerLinkTest {
         return link;
     }
 
+    private void startA() throws IOException {
+        a = new RecordingPeerHandler();
+        linkA = start(config("ganglion", N1, 11, 0), a);
+    }
+
+    private void startB() throws IOException {
+        b = new RecordingPeerHandler();
+        linkB = start(config("ganglion", N2, 22, 0), b);
+    }
+
+    private void startAAndB() throws IOException {
+        startA();
+        startB();
+    }
+
+    /** Starts A and B and links A to B, each side past its {@code Connected}. */
+    private void startConnectedAAndB() throws IOException {
+        startAAndB();
+        linkA.connect(N2, address(linkB));
+        a.next();
+        b.next();
+    }
+
+    /** A plain socket to {@code link}'s listener, for speaking the wire by hand; reads time out after 10 s. */
+    private static Socket wireSocket(PeerLink link) throws IOException {
+        Socket socket = new Socket(InetAddress.getLoopbackAddress(), link.port());
+        socket.setSoTimeout(10_000);
+        return socket;
+    }
+
     private static InetSocketAddress address(int port) {
         return new InetSocketAddress(LOOPBACK, port);
     }
@@ -71,10 +111,7 @@ class PeerLinkTest {
     /** The probe a controller makes when a link closes: a port nothing listens on refuses, a live link's does not. */
     @Test
     void shouldTellAPortThatRefusesFromOneThatListens() throws Exception {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        startAAndB();
         int closedPort;
         try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
             closedPort = socket.getLocalPort();
@@ -113,24 +150,20 @@ class PeerLinkTest {
     /** A process closes its links before its listener: dials made as the link closes go on until one is refused. */
     @Test
     void shouldDialAgainUntilAPortThatStillListensRefuses() throws Exception {
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), new RecordingPeerHandler());
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), new RecordingPeerHandler());
-        InetSocketAddress b = address(linkB);
+        startAAndB();
+        InetSocketAddress listening = address(linkB);
 
-        assertThat(linkA.refusesConnections(b, 3, 5).get(5, TimeUnit.SECONDS))
+        assertThat(linkA.refusesConnections(listening, 3, 5).get(5, TimeUnit.SECONDS))
                 .as("listening all along")
                 .isFalse();
-        CompletableFuture<Boolean> closing = linkA.refusesConnections(b, 50, 10);
+        CompletableFuture<Boolean> closing = linkA.refusesConnections(listening, 50, 10);
         linkB.close(); // while the dials go on
         assertThat(closing.get(5, TimeUnit.SECONDS)).isTrue();
     }
 
     @Test
     void shouldExchangeHelloHeartbeatsAndA1MiBAppend() throws IOException {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        startAAndB();
         assertThat(linkB.port()).isPositive();
 
         linkA.connect(N2, address(linkB));
@@ -161,13 +194,7 @@ class PeerLinkTest {
 
     @Test
     void shouldDeliverMessagesFromOneThreadInOrder() throws Exception {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
-        linkA.connect(N2, address(linkB));
-        a.next();
-        b.next();
+        startConnectedAAndB();
         int count = 2000;
         List<PeerMessage> sent = new ArrayList<>(count);
         for (int i = 0; i < count; i++) {
@@ -211,8 +238,7 @@ class PeerLinkTest {
 
     @Test
     void shouldReconnectAfterTheRemoteClosesAndRestartsOnTheSamePort() throws IOException {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
+        startA();
         PeerLink first = start(config("ganglion", N2, 22, 0), new RecordingPeerHandler());
         int port = first.port();
         linkA.connect(N2, address(port));
@@ -223,14 +249,14 @@ class PeerLinkTest {
         assertThat(linkA.send(N2, new Heartbeat(N1, new Incarnation(11), false, 0)))
                 .isFalse();
 
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink second = start(config("ganglion", N2, 33, port), b);
+        RecordingPeerHandler restarted = new RecordingPeerHandler();
+        PeerLink second = start(config("ganglion", N2, 33, port), restarted);
 
         assertThat(a.next()).isEqualTo(new Connected(N2, new Incarnation(33)));
-        assertThat(b.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
+        assertThat(restarted.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
         Heartbeat heartbeat = new Heartbeat(N1, new Incarnation(11), false, 5);
         assertThat(linkA.send(N2, heartbeat)).isTrue();
-        assertThat(b.next()).isEqualTo(new Message(N1, heartbeat));
+        assertThat(restarted.next()).isEqualTo(new Message(N1, heartbeat));
         assertThat(second.port()).isEqualTo(port);
     }
 
@@ -239,8 +265,7 @@ class PeerLinkTest {
         PeerLink placeholder = start(config("ganglion", N2, 22, 0), new RecordingPeerHandler());
         int port = placeholder.port();
         placeholder.close();
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
+        startA();
 
         linkA.connect(N2, address(port));
         a.assertQuietFor(Duration.ofMillis(300)); // several failed dials meanwhile
@@ -251,10 +276,7 @@ class PeerLinkTest {
 
     @Test
     void shouldKeepAPeerConnectedWhileEitherOfItsTwoLinksIsUp() throws IOException {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        startAAndB();
 
         linkA.connect(N2, address(linkB));
         linkB.connect(N1, address(linkA));
@@ -285,9 +307,7 @@ class PeerLinkTest {
 
     @Test
     void shouldTellThePeerWhenTheLinkCloses() throws IOException {
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), new RecordingPeerHandler());
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        startAAndB();
         linkA.connect(N2, address(linkB));
         assertThat(b.next()).isEqualTo(new Connected(N1, new Incarnation(11)));
 
@@ -306,8 +326,7 @@ class PeerLinkTest {
     void shouldRefuseAPeerOfAnotherClusterAndNotRedialItFast() throws Exception {
         FakePeer fake = new FakePeer(new Hello("other", N2, new Incarnation(22)));
         resources.add(fake);
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
+        startA();
 
         linkA.connect(N2, address(fake.port()));
 
@@ -320,11 +339,9 @@ class PeerLinkTest {
 
     @Test
     void shouldRefuseAnInboundHelloOfAnotherCluster() throws Exception {
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
+        startB();
 
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), linkB.port())) {
-            socket.setSoTimeout(10_000);
+        try (Socket socket = wireSocket(linkB)) {
             socket.getOutputStream().write(PeerMessages.frameBytes(new Hello("other", N1, new Incarnation(11))));
 
             byte[] hello = PeerMessages.frameBytes(new Hello("ganglion", N2, new Incarnation(22)));
@@ -337,16 +354,9 @@ class PeerLinkTest {
 
     @Test
     void shouldCloseOnlyTheLinkThatSentABadFrame() throws Exception {
-        RecordingPeerHandler a = new RecordingPeerHandler();
-        RecordingPeerHandler b = new RecordingPeerHandler();
-        PeerLink linkA = start(config("ganglion", N1, 11, 0), a);
-        PeerLink linkB = start(config("ganglion", N2, 22, 0), b);
-        linkA.connect(N2, address(linkB));
-        a.next();
-        b.next();
+        startConnectedAAndB();
 
-        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), linkB.port())) {
-            socket.setSoTimeout(10_000);
+        try (Socket socket = wireSocket(linkB)) {
             OutputStream out = socket.getOutputStream();
             out.write(PeerMessages.frameBytes(new Hello("ganglion", N3, new Incarnation(33))));
             out.write(new byte[] {0, 0, 0, 1, (byte) 0xee}); // unknown type
