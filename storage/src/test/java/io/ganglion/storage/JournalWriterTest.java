@@ -1,5 +1,6 @@
 package io.ganglion.storage;
 
+import static io.ganglion.storage.TestStores.appendData;
 import static io.ganglion.storage.TestStores.appendDurably;
 import static io.ganglion.storage.TestStores.assertPayloads;
 import static io.ganglion.storage.TestStores.await;
@@ -39,7 +40,7 @@ class JournalWriterTest {
             List<CompletableFuture<Long>> futures = new ArrayList<>();
             for (int round = 0; round < 20; round++) {
                 for (ReplicaLog log : logs) {
-                    futures.add(((Appended) log.append(1, RecordType.DATA, payload(log.objectId(), round))).durable());
+                    futures.add(appendData(log, 1, round));
                 }
             }
             CompletableFuture.allOf(futures.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
@@ -77,7 +78,7 @@ class JournalWriterTest {
             ReplicaLog log = storage.replica(1);
             appendDurably(log, 1, 10);
             io.failWrites = true;
-            CompletableFuture<Long> failed = ((Appended) log.append(1, RecordType.DATA, payload(1, 10))).durable();
+            CompletableFuture<Long> failed = appendData(log, 1, 10);
             assertThat(failed)
                     .failsWithin(30, TimeUnit.SECONDS)
                     .withThrowableThat()
@@ -108,7 +109,7 @@ class JournalWriterTest {
             ReplicaLog log = storage.replica(1);
             appendDurably(log, 1, 3);
             io.failForces = true;
-            CompletableFuture<Long> failed = ((Appended) log.append(1, RecordType.DATA, payload(1, 3))).durable();
+            CompletableFuture<Long> failed = appendData(log, 1, 3);
             assertThat(failed).failsWithin(30, TimeUnit.SECONDS).withThrowableThat();
             assertThat(storage.failure()).isPresent();
             io.failForces = false;
@@ -125,7 +126,7 @@ class JournalWriterTest {
             ReplicaLog log = storage.replica(1);
             appendDurably(log, 1, 2);
             io.forceGate = new CountDownLatch(1);
-            CompletableFuture<Long> durable = ((Appended) log.append(1, RecordType.DATA, payload(1, 2))).durable();
+            CompletableFuture<Long> durable = appendData(log, 1, 2);
             // written and waiting in force: not durable yet
             assertThat(durable).isNotDone();
             assertThat(log.durableOffset()).isEqualTo(1);
@@ -183,11 +184,11 @@ class JournalWriterTest {
             ReplicaLog log = storage.replica(1);
             appendDurably(log, 1, 1);
             io.forceGate = new CountDownLatch(1);
-            CompletableFuture<Long> first = ((Appended) log.append(1, RecordType.DATA, payload(1, 1))).durable();
+            CompletableFuture<Long> first = appendData(log, 1, 1);
             long forcesBefore = storage.journalForces();
             List<CompletableFuture<Long>> queued = new ArrayList<>();
             for (int i = 2; i < 500; i++) {
-                queued.add(((Appended) log.append(1, RecordType.DATA, payload(1, i))).durable());
+                queued.add(appendData(log, 1, i));
             }
             io.forceGate.countDown();
             assertThat(await(queued.getLast())).isEqualTo(499);
@@ -255,7 +256,7 @@ class JournalWriterTest {
         for (int i = 10; i < 20; i++) {
             log.append(2, RecordType.DATA, payload(1, i));
         }
-        CompletableFuture<Long> last = ((Appended) log.append(2, RecordType.DATA, payload(1, 20))).durable();
+        CompletableFuture<Long> last = appendData(log, 2, 20);
         io.forceGate.countDown();
         assertThat(await(sealed).lastOffset()).isEqualTo(9); // what the log held when it was sealed
         assertThat(await(last)).isEqualTo(20);
@@ -288,8 +289,7 @@ class JournalWriterTest {
         for (ReplicaLog log : logs) {
             List<CompletableFuture<Long>> own = new ArrayList<>();
             for (int i = 0; i < 700; i++) {
-                own.add(((Appended) log.append(1, RecordType.DATA, payload(log.objectId(), log.nextOffset())))
-                        .durable());
+                own.add(appendData(log, 1, log.nextOffset()));
             }
             futures.add(own);
         }

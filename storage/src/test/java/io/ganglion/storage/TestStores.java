@@ -72,6 +72,12 @@ final class TestStores {
         return await(last);
     }
 
+    /** Appends one data record of {@link #payload} for {@code payloadOffset}, expected accepted; its durable future. */
+    static CompletableFuture<Long> appendData(ReplicaLog log, long epoch, long payloadOffset) {
+        return ((AppendOutcome.Appended) log.append(epoch, RecordType.DATA, payload(log.objectId(), payloadOffset)))
+                .durable();
+    }
+
     /** Reads every record from the log start, asserting contiguous offsets. */
     static List<LogRecord> readAll(ReplicaLog log) throws IOException {
         List<LogRecord> all = new java.util.ArrayList<>();
