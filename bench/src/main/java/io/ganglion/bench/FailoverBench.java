@@ -332,8 +332,8 @@ final class FailoverBench implements Runnable {
 
     /**
      * The brokers' data under a temporary folder the bench made (no {@code --dir}) goes once they are stopped, about
-     * 0.8 GB a run: left behind, a few runs filled this machine's disk (session 16). Their logs are copied into the
-     * output folder first. With {@code --dir} everything stays.
+     * 0.8 GB a run, which would fill a small disk in a few runs. Their logs are copied into the output folder first.
+     * With {@code --dir} everything stays.
      */
     void removeTemporaryData(Path outDir) {
         if (temporaryRoot == null) {
@@ -442,7 +442,7 @@ final class FailoverBench implements Runnable {
     /**
      * Runs a trial until the cluster's roles held still until its kill, at most {@value #TRIAL_ATTEMPTS} times: a trial
      * whose controller or queue owners moved during its warm-up would kill a broker of another role than its scenario
-     * names (session 17: the metadata leadership moved in the first seconds of load, and an owner trial killed the
+     * names (the metadata leadership can move in the first seconds of load, and an owner trial would then kill the
      * controller). Each voided attempt is printed and kept in {@link #voidedTrials}.
      */
     private Trial runValidTrial(
