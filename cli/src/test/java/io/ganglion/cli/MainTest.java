@@ -2,50 +2,29 @@ package io.ganglion.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
+import io.ganglion.testing.ConsoleRun;
 import org.junit.jupiter.api.Test;
 
 class MainTest {
 
-    private record Result(int status, String out, String err) {}
-
-    private static Result run(String... args) {
-        PrintStream out = System.out;
-        PrintStream err = System.err;
-        ByteArrayOutputStream outBytes = new ByteArrayOutputStream();
-        ByteArrayOutputStream errBytes = new ByteArrayOutputStream();
-        try {
-            System.setOut(new PrintStream(outBytes, true, StandardCharsets.UTF_8));
-            System.setErr(new PrintStream(errBytes, true, StandardCharsets.UTF_8));
-            int status = Main.run(args);
-            return new Result(
-                    status, outBytes.toString(StandardCharsets.UTF_8), errBytes.toString(StandardCharsets.UTF_8));
-        } finally {
-            System.setOut(out);
-            System.setErr(err);
-        }
+    private static ConsoleRun run(String... args) {
+        return ConsoleRun.of(Main::run, args);
     }
 
-    /**
-     * Every command answers --help with its usage; the top and the ones a first user meets show examples (the bench
-     * commands, in the bench module: BenchMainTest).
-     */
     @Test
     void shouldAnswerHelpOnEveryCommandWithExamplesWhereAFirstUserLooks() {
-        Result top = run("--help");
+        ConsoleRun top = run("--help");
         assertThat(top.status()).isZero();
         assertThat(top.out()).contains("server", "local", "ctl", "bench", "Examples:", "bin/ganglion local");
         for (String[] command : new String[][] {{"server"}, {"local"}, {"ctl"}}) {
-            Result help = run(command[0], "--help");
+            ConsoleRun help = run(command[0], "--help");
             assertThat(help.status()).as(command[0]).isZero();
             assertThat(help.out()).as(command[0]).contains("Usage: ganglion " + command[0], "Examples:");
         }
         for (String[] command : new String[][] {{"ctl", "queues"}, {"ctl", "settings"}}) {
             String[] args = java.util.Arrays.copyOf(command, command.length + 1);
             args[command.length] = "--help";
-            Result help = run(args);
+            ConsoleRun help = run(args);
             assertThat(help.status()).as(String.join(" ", command)).isZero();
             assertThat(help.out())
                     .as(String.join(" ", command))
@@ -55,14 +34,14 @@ class MainTest {
 
     @Test
     void shouldExitTwoOnUnknownSetting() {
-        Result result = run("server", "--set", "amqp.prot=5672");
+        ConsoleRun result = run("server", "--set", "amqp.prot=5672");
         assertThat(result.status()).isEqualTo(2);
         assertThat(result.err()).contains("unknown setting 'amqp.prot'");
     }
 
     @Test
     void shouldExitTwoOnBadHold() {
-        Result result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
+        ConsoleRun result = run("server", "--set", "replication.follower_loss_hold_ms=-1");
         assertThat(result.status()).isEqualTo(2);
         assertThat(result.err()).contains("replication.follower_loss_hold_ms: -1 is out of range");
     }
@@ -70,21 +49,21 @@ class MainTest {
     @Test
     void shouldExitTwoOnUnknownCommandAndMissingFile() {
         assertThat(run("serve").status()).isEqualTo(2);
-        Result missing = run("server", "--config", "/nonexistent/ganglion.conf");
+        ConsoleRun missing = run("server", "--config", "/nonexistent/ganglion.conf");
         assertThat(missing.status()).isEqualTo(2);
         assertThat(missing.err()).contains("cannot read config file");
     }
 
     @Test
     void shouldFailCtlClearlyWithoutABroker() {
-        Result result = run("ctl", "--http-port", "1", "status");
+        ConsoleRun result = run("ctl", "--http-port", "1", "status");
         assertThat(result.status()).isEqualTo(1);
         assertThat(result.err()).contains("cannot reach a broker at 127.0.0.1:1");
     }
 
     @Test
     void shouldPrintVersion() {
-        Result result = run("--version");
+        ConsoleRun result = run("--version");
         assertThat(result.status()).isZero();
         assertThat(result.out()).contains("0.1.0");
     }
