@@ -3,7 +3,6 @@ package io.ganglion.coordination;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -249,10 +248,5 @@ public final class ControllerCore {
     /** Ticks run so far. */
     public long ticks() {
         return ticks;
-    }
-
-    /** The replies held now, with when each came (for tests). */
-    Map<CoordinationCommand, Long> heldReplies() {
-        return Map.copyOf(replies);
     }
 }

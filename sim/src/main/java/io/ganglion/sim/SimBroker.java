@@ -234,7 +234,7 @@ public final class SimBroker {
     }
 
     private void receiveHeartbeat(NodeId from, Incarnation label, boolean leaving) {
-        if (alive && controller != null && controller.active()) {
+        if (alive && controller != null) {
             controller.heartbeat(from, label, leaving);
         }
     }

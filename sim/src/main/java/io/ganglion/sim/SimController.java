@@ -11,7 +11,6 @@ import io.ganglion.coordination.HistoryRecord;
 import io.ganglion.coordination.HistoryRecord.MemberInstalled;
 import io.ganglion.coordination.HistoryRecord.SealReceived;
 import io.ganglion.coordination.Incarnation;
-import io.ganglion.coordination.LiveSet;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.PendingRecovery;
@@ -53,17 +52,9 @@ final class SimController {
         core.end();
     }
 
-    NodeId node() {
-        return host.id();
-    }
-
     /** Whether this broker runs the controller now. */
     boolean active() {
         return !stopped && core.active();
-    }
-
-    LiveSet observed() {
-        return core.observed();
     }
 
     /** The objects the last tick kept under the follower loss hold, with their lost followers. */
