@@ -35,13 +35,21 @@ import org.junit.jupiter.api.Test;
  */
 class PureModulesTest {
     private static final String[] PURE = {
-        "io.ganglion.coordination..", "io.ganglion.replication..", "io.ganglion.queues..", "io.ganglion.metadata"
+        "io.ganglion.coordination..",
+        "io.ganglion.replication..",
+        "io.ganglion.queues..",
+        "io.ganglion.serving..",
+        "io.ganglion.metadata"
     };
 
     private static final JavaClasses CLASSES = new ClassFileImporter()
             .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
             .importPackages(
-                    "io.ganglion.coordination", "io.ganglion.replication", "io.ganglion.queues", "io.ganglion.metadata")
+                    "io.ganglion.coordination",
+                    "io.ganglion.replication",
+                    "io.ganglion.queues",
+                    "io.ganglion.serving",
+                    "io.ganglion.metadata")
             .that(resideInAnyPackage(PURE));
 
     @Test
@@ -115,7 +123,8 @@ class PureModulesTest {
                 .because("the pure modules depend on the JDK and on each other only"));
     }
 
-    /** The arrows between the pure modules (their poms): replication to coordination, metadata to both of the others. */
+    /** The arrows between the pure modules (their poms): replication to coordination, serving to
+     * the three below it, metadata to coordination and queues. */
     @Test
     void shouldDependOnEachOtherOnlyAlongTheAllowedArrows() {
         check(layeredArchitecture()
@@ -126,6 +135,8 @@ class PureModulesTest {
                 .definedBy("io.ganglion.replication..")
                 .layer("queues")
                 .definedBy("io.ganglion.queues..")
+                .layer("serving")
+                .definedBy("io.ganglion.serving..")
                 .layer("metadata")
                 .definedBy("io.ganglion.metadata")
                 .whereLayer("coordination")
@@ -134,6 +145,8 @@ class PureModulesTest {
                 .mayNotAccessAnyLayer()
                 .whereLayer("replication")
                 .mayOnlyAccessLayers("coordination")
+                .whereLayer("serving")
+                .mayOnlyAccessLayers("coordination", "replication", "queues")
                 .whereLayer("metadata")
                 .mayOnlyAccessLayers("coordination", "queues"));
     }
