@@ -4,7 +4,9 @@ import static io.ganglion.broker.Failures.done;
 import static io.ganglion.broker.Failures.failed;
 import static io.ganglion.broker.Failures.failure;
 
+import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.coordination.AcceptedHistory;
@@ -80,33 +82,33 @@ final class Declarations {
         this.clusterSize = clusterSize;
     }
 
-    CompletionStage<Void> declareExchange(
-            String vhost,
-            String exchange,
-            String type,
-            boolean passive,
-            boolean durable,
-            boolean autoDelete,
-            boolean internal,
-            FieldTable arguments) {
+    /** {@code exchange.declare} in {@code vhost}; its {@code nowait} is the channel's concern, not read here. */
+    CompletionStage<Void> declareExchange(String vhost, ExchangeMethod.Declare declare) {
         return membership.freshOnMiss(() -> {
             Vhost current = directory.vhost(vhost);
-            if (passive) {
-                if (current.topology().exchange(exchange).isEmpty()) {
-                    return failed(ReplyCode.NOT_FOUND, "no exchange '" + exchange + "' in vhost '" + vhost + "'");
+            if (declare.passive()) {
+                if (current.topology().exchange(declare.exchange()).isEmpty()) {
+                    return failed(
+                            ReplyCode.NOT_FOUND, "no exchange '" + declare.exchange() + "' in vhost '" + vhost + "'");
                 }
                 return done();
             }
-            Optional<ExchangeType> exchangeType = ExchangeType.parse(type);
+            Optional<ExchangeType> exchangeType = ExchangeType.parse(declare.type());
             if (exchangeType.isEmpty()) {
-                return failed(ReplyCode.COMMAND_INVALID, "unknown exchange type '" + type + "'");
+                return failed(ReplyCode.COMMAND_INVALID, "unknown exchange type '" + declare.type() + "'");
             }
             Map<String, Object> args = new HashMap<>();
-            Object alternate = FieldTables.toPlain(arguments).get("alternate-exchange");
+            Object alternate = FieldTables.toPlain(declare.arguments()).get("alternate-exchange");
             if (alternate != null) {
                 args.put("alternate-exchange", alternate);
             }
-            Exchange declared = new Exchange(exchange, exchangeType.get(), durable, autoDelete, internal, args);
+            Exchange declared = new Exchange(
+                    declare.exchange(),
+                    exchangeType.get(),
+                    declare.durable(),
+                    declare.autoDelete(),
+                    declare.internal(),
+                    args);
             return directory
                     .propose(new MetadataCommand.DeclareExchange(vhost, declared))
                     .thenApply(image -> null);
@@ -158,48 +160,35 @@ final class Declarations {
         return new Binding(source, destination, routingKey, args);
     }
 
-    CompletionStage<QueueDeclared> declareQueue(
-            String vhost,
-            String queue,
-            boolean passive,
-            boolean durable,
-            boolean exclusive,
-            boolean autoDelete,
-            FieldTable arguments,
-            String connectionId) {
-        return membership.freshOnMiss(
-                () -> declareQueueNow(vhost, queue, passive, durable, exclusive, autoDelete, arguments, connectionId));
+    /** {@code queue.declare} in {@code vhost} for connection {@code connectionId}; {@code nowait} is not read here. */
+    CompletionStage<QueueDeclared> declareQueue(String vhost, QueueMethod.Declare declare, String connectionId) {
+        return membership.freshOnMiss(() -> declareQueueNow(vhost, declare, connectionId));
     }
 
     private CompletionStage<QueueDeclared> declareQueueNow(
-            String vhost,
-            String queue,
-            boolean passive,
-            boolean durable,
-            boolean exclusive,
-            boolean autoDelete,
-            FieldTable arguments,
-            String connectionId) {
+            String vhost, QueueMethod.Declare declare, String connectionId) {
         Vhost current = directory.vhost(vhost);
-        if (passive) {
-            QueueDef def = current.queue(queue)
-                    .orElseThrow(
-                            () -> failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'"));
+        if (declare.passive()) {
+            QueueDef def = current.queue(declare.queue())
+                    .orElseThrow(() -> failure(
+                            ReplyCode.NOT_FOUND, "no queue '" + declare.queue() + "' in vhost '" + vhost + "'"));
             QueueDirectory.checkExclusive(def, vhost, connectionId);
             return access.counts(vhost, def);
         }
-        String name = queue.isEmpty() ? serverName() : queue;
-        Map<String, Object> args = FieldTables.toPlain(arguments);
+        String name = declare.queue().isEmpty() ? serverName() : declare.queue();
+        Map<String, Object> args = FieldTables.toPlain(declare.arguments());
         QueueType type = queueType(args, name, vhost);
         if (type == QueueType.STREAM) {
             StreamArguments.check(args, name, vhost);
         }
         boolean replicate = membership.replicates()
                 && (type == QueueType.QUORUM || type == QueueType.STREAM || args.containsKey("x-copies"));
-        if ((replicate || type == QueueType.STREAM) && (!durable || exclusive || autoDelete)) {
+        if ((replicate || type == QueueType.STREAM)
+                && (!declare.durable() || declare.exclusive() || declare.autoDelete())) {
             return failed(
                     ReplyCode.PRECONDITION_FAILED,
-                    "invalid property '" + (!durable ? "non-durable" : exclusive ? "exclusive" : "auto-delete")
+                    "invalid property '"
+                            + (!declare.durable() ? "non-durable" : declare.exclusive() ? "exclusive" : "auto-delete")
                             + "' for queue '" + name + "' in vhost '" + vhost + "'");
         }
         Map<String, Object> compared = new HashMap<>();
@@ -214,9 +203,9 @@ final class Declarations {
                         name,
                         objectId,
                         type,
-                        durable,
+                        declare.durable(),
                         "",
-                        autoDelete,
+                        declare.autoDelete(),
                         compared,
                         firstOwner(args, name, vhost),
                         copies(args, name, vhost),
@@ -225,15 +214,16 @@ final class Declarations {
                         name,
                         objectId,
                         type,
-                        durable,
-                        exclusive ? connectionId : "",
-                        autoDelete,
+                        declare.durable(),
+                        declare.exclusive() ? connectionId : "",
+                        declare.autoDelete(),
                         compared,
                         directory.self());
         return directory.propose(new MetadataCommand.DeclareQueue(vhost, def)).thenCompose(image -> {
             QueueDef declared = image.vhost(vhost).flatMap(v -> v.queue(name)).orElseThrow();
             if (declared.replicated()) {
-                // declare-ok once the queue serves: its first epoch activated (or after a bound, if recovery waits)
+                // declare-ok once the declare.queue() serves: its first epoch activated (or after a bound, if recovery
+                // waits)
                 return awaitActive(vhost, declared).thenCompose(ignored -> access.counts(vhost, declared));
             }
             return access.counts(vhost, declared);

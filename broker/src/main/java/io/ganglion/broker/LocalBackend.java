@@ -1,7 +1,9 @@
 package io.ganglion.broker;
 
 import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.server.BrokerBackend;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
@@ -153,7 +155,9 @@ final class LocalBackend implements BrokerBackend {
             boolean autoDelete,
             boolean internal,
             FieldTable arguments) {
-        return declarations.declareExchange(vhost, exchange, type, passive, durable, autoDelete, internal, arguments);
+        return declarations.declareExchange(
+                vhost,
+                new ExchangeMethod.Declare(exchange, type, passive, durable, autoDelete, internal, false, arguments));
     }
 
     @Override
@@ -178,7 +182,9 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             String connectionId) {
         return declarations.declareQueue(
-                vhost, queue, passive, durable, exclusive, autoDelete, arguments, connectionId);
+                vhost,
+                new QueueMethod.Declare(queue, passive, durable, exclusive, autoDelete, false, arguments),
+                connectionId);
     }
 
     @Override
