@@ -94,9 +94,7 @@ class MetadataCodecTest {
     void shouldRoundTripCoordinationCommandsToEqualCommands(long seed) throws MetadataCodecException {
         SplittableRandom random = new SplittableRandom(seed);
         Coordination command = new Coordination(MetadataGenerators.coordinationCommand(random));
-        assertThat(MetadataCodec.decode(MetadataCodec.encode(command)))
-                .as("seed %d", seed)
-                .isEqualTo(command);
+        assertRoundTripsEqual(command, "seed " + seed);
     }
 
     /** One of each coordination command and history record, with the edge values of each field. */
@@ -137,9 +135,7 @@ class MetadataCodecTest {
                 new CoordinationCommand.AppendHistory(id, new HistoryRecord.FollowerDropped(Epoch.of(4), n1)));
         for (CoordinationCommand command : commands) {
             Coordination wrapped = new Coordination(command);
-            assertThat(MetadataCodec.decode(MetadataCodec.encode(wrapped)))
-                    .as("%s", command)
-                    .isEqualTo(wrapped);
+            assertRoundTripsEqual(wrapped, command.toString());
         }
     }
 
@@ -181,8 +177,7 @@ class MetadataCodecTest {
                         List.of(NodeState.live(NodeId.of("n1"), new Incarnation(2), 5, false)))));
         byte[] bytes = MetadataCodec.encode(fenced);
         assertThat(MetadataCodec.decode(bytes)).isEqualTo(fenced);
-        assertThat(MetadataCodec.decode(MetadataCodec.encode(new MetadataCommand.Fenced(0, new PutVhost("/")))))
-                .isEqualTo(new MetadataCommand.Fenced(0, new PutVhost("/")));
+        assertRoundTripsEqual(new MetadataCommand.Fenced(0, new PutVhost("/")), "fenced at term 0");
 
         // version, tag 14, term(8), then the command's tag: make it a fenced one (tag 14) too
         byte[] nested = java.util.Arrays.copyOf(bytes, bytes.length + 9);
@@ -339,5 +334,13 @@ class MetadataCodecTest {
     private static String word(SplittableRandom random) {
         String[] words = {"", "a", "orders", "amq.gen-x", "ünïcödé", "/", "x.y.#"};
         return words[random.nextInt(words.length)];
+    }
+
+    /** {@code command} encoded then decoded is equal to it. */
+    private static void assertRoundTripsEqual(MetadataCommand command, String description)
+            throws MetadataCodecException {
+        assertThat(MetadataCodec.decode(MetadataCodec.encode(command)))
+                .as(description)
+                .isEqualTo(command);
     }
 }
