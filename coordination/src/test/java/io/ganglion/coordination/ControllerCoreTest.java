@@ -72,13 +72,7 @@ class ControllerCoreTest {
         assertThat(core.closedAt(B)).contains(600L);
         assertThat(core.failOver(B, 600, 1_100)).isTrue();
         assertThat(core.observed().isLive(B)).isFalse();
-        assertThat(core.tick(committed, 1_100).entry())
-                .singleElement()
-                .isInstanceOfSatisfying(
-                        CommitLiveSet.class,
-                        live -> assertThat(live.changes())
-                                .singleElement()
-                                .satisfies(state -> assertThat(state.reason()).contains(DownReason.EAGER_FAILOVER)));
+        TickHarness.assertOneEagerFailover(core.tick(committed, 1_100).entry());
     }
 
     @Test

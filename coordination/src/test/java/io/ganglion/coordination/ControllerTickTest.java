@@ -26,13 +26,7 @@ class ControllerTickTest {
                 .as("heartbeat times alone are not committed")
                 .isEmpty();
         cluster.kill("b");
-        assertThat(cluster.tick().commands())
-                .singleElement()
-                .isInstanceOfSatisfying(
-                        CommitLiveSet.class,
-                        commit -> assertThat(commit.changes())
-                                .singleElement()
-                                .satisfies(state -> assertThat(state.reason()).contains(DownReason.EAGER_FAILOVER)));
+        TickHarness.assertOneEagerFailover(cluster.tick().commands());
     }
 
     @Test

@@ -32,6 +32,17 @@ final class TickHarness {
         return NodeId.of(id);
     }
 
+    /** The entry is one live set change: one node down by eager failover. */
+    static void assertOneEagerFailover(List<CoordinationCommand> entry) {
+        assertThat(entry)
+                .singleElement()
+                .isInstanceOfSatisfying(
+                        CoordinationCommand.CommitLiveSet.class,
+                        commit -> assertThat(commit.changes())
+                                .singleElement()
+                                .satisfies(state -> assertThat(state.reason()).contains(DownReason.EAGER_FAILOVER)));
+    }
+
     TickHarness nodes(String... ids) {
         for (String id : ids) {
             observed = observed.heartbeat(node(id), new Incarnation(id.hashCode()), false, now);
