@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -199,16 +200,8 @@ final class FailoverBench implements Runnable {
             description = "-Xmx of each Ganglion broker (default ${DEFAULT-VALUE})")
     String heap;
 
-    @Option(
-            names = "--broker-jvm",
-            description = "one more JVM option for each Ganglion broker, e.g. --broker-jvm=-XX:+UseG1GC (repeatable)")
-    List<String> brokerJvm = new ArrayList<>();
-
-    @Option(
-            names = "--broker-set",
-            description = "one more setting for each Ganglion broker, KEY=VALUE as `ganglion broker --set` takes it,"
-                    + " e.g. --broker-set storage.group_commit_us=0 (repeatable)")
-    Map<String, String> brokerSettings = new java.util.LinkedHashMap<>();
+    @Mixin
+    BrokerOptions broker = new BrokerOptions();
 
     private final PrintStream console = System.out;
     private final FailoverReport report = new FailoverReport(this, console);
@@ -414,8 +407,8 @@ final class FailoverBench implements Runnable {
         }
         console.println("starting " + brokers + " Ganglion brokers under " + root + " ...");
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
-        jvm.addAll(brokerJvm);
-        return GanglionTarget.start(root, brokers, jvm, brokerSettings);
+        jvm.addAll(broker.jvm);
+        return GanglionTarget.start(root, brokers, jvm, broker.settings);
     }
 
     int queueCount(FailoverTarget target) {

@@ -19,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -91,16 +92,8 @@ final class PerfTestBench implements Callable<Integer> {
             description = "heap of each Ganglion broker (default ${DEFAULT-VALUE})")
     String heap;
 
-    @Option(
-            names = "--broker-jvm",
-            description = "one more JVM option for each Ganglion broker, e.g. --broker-jvm=-XX:+UseZGC (repeatable)")
-    List<String> brokerJvm = new ArrayList<>();
-
-    @Option(
-            names = "--broker-set",
-            description = "one more setting for each Ganglion broker, KEY=VALUE as `ganglion broker --set` takes it,"
-                    + " e.g. --broker-set storage.group_commit_us=0 (repeatable)")
-    java.util.Map<String, String> brokerSettings = new java.util.LinkedHashMap<>();
+    @Mixin
+    BrokerOptions broker = new BrokerOptions();
 
     @Option(
             names = "--queue-type",
@@ -150,7 +143,7 @@ final class PerfTestBench implements Callable<Integer> {
                 Path root = Files.createTempDirectory("ganglion-perftest-" + target);
                 roots.put(target, root);
                 FailoverTarget cluster = target.equals("ganglion")
-                        ? GanglionTarget.start(root, 3, ganglionJvm(folder), brokerSettings)
+                        ? GanglionTarget.start(root, 3, ganglionJvm(folder), broker.settings)
                         : RabbitMqTarget.start(root, 3);
                 clusters.put(target, cluster);
                 System.out.println("started " + cluster.description());
@@ -259,7 +252,7 @@ final class PerfTestBench implements Callable<Integer> {
     /** Each Ganglion broker's JVM options: the heap, {@code --broker-jvm}, and with {@code --jfr} a recording. */
     private List<String> ganglionJvm(Path folder) {
         List<String> jvm = new ArrayList<>(List.of("-Xmx" + heap, "--enable-native-access=ALL-UNNAMED"));
-        jvm.addAll(brokerJvm);
+        jvm.addAll(broker.jvm);
         if (jfr) {
             jvm.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
                     + folder.toAbsolutePath().resolve("ganglion-%p.jfr"));
