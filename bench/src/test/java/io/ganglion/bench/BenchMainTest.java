@@ -11,33 +11,39 @@ class BenchMainTest {
         return ConsoleRun.of(BenchMain::run, args);
     }
 
+    /** The command line exits 2 (a usage error) and says {@code message} on stderr. */
+    private static void assertUsageError(String message, String... args) {
+        ConsoleRun result = run(args);
+        assertThat(result.status()).isEqualTo(2);
+        assertThat(result.err()).contains(message);
+    }
+
     @Test
     void shouldExitTwoOnAnUnknownFailoverScenarioAndNameTheThreeItKnows() {
-        ConsoleRun result = run("bench", "failover", "--scenarios", "owner,nothing");
-        assertThat(result.status()).isEqualTo(2);
-        assertThat(result.err()).contains("unknown scenario 'nothing': owner, controller or none");
+        assertUsageError(
+                "unknown scenario 'nothing': owner, controller or none",
+                "bench",
+                "failover",
+                "--scenarios",
+                "owner,nothing");
     }
 
     @Test
     void shouldExitTwoOnANegativeProbeIntervalAndOnAnEmptyDiskBench() {
-        ConsoleRun probe = run("bench", "failover", "--disk-probe-ms", "-1");
-        assertThat(probe.status()).isEqualTo(2);
-        assertThat(probe.err()).contains("--disk-probe-ms >= 0");
-        ConsoleRun cpu = run("bench", "failover", "--cpu-probe-ms", "-1");
-        assertThat(cpu.status()).isEqualTo(2);
-        assertThat(cpu.err()).contains("--cpu-probe-ms >= 0");
-        ConsoleRun silence = run("bench", "failover", "--silence-ms", "0");
-        assertThat(silence.status()).isEqualTo(2);
-        assertThat(silence.err()).contains("--silence-ms > 0");
-        ConsoleRun twice = run("bench", "perftest", "--targets", "ganglion,rabbitmq", "--targets", "ganglion");
-        assertThat(twice.status()).isEqualTo(2);
-        assertThat(twice.err()).contains("a target named twice in --targets ganglion,rabbitmq,ganglion");
-        ConsoleRun type = run("bench", "perftest", "--queue-type", "classic");
-        assertThat(type.status()).isEqualTo(2);
-        assertThat(type.err()).contains("--queue-type is quorum or stream, not 'classic'");
-        ConsoleRun disk = run("bench", "disk", "--seconds", "0");
-        assertThat(disk.status()).isEqualTo(2);
-        assertThat(disk.err()).contains("--seconds and --interval-ms must be positive");
+        assertUsageError("--disk-probe-ms >= 0", "bench", "failover", "--disk-probe-ms", "-1");
+        assertUsageError("--cpu-probe-ms >= 0", "bench", "failover", "--cpu-probe-ms", "-1");
+        assertUsageError("--silence-ms > 0", "bench", "failover", "--silence-ms", "0");
+        assertUsageError(
+                "a target named twice in --targets ganglion,rabbitmq,ganglion",
+                "bench",
+                "perftest",
+                "--targets",
+                "ganglion,rabbitmq",
+                "--targets",
+                "ganglion");
+        assertUsageError(
+                "--queue-type is quorum or stream, not 'classic'", "bench", "perftest", "--queue-type", "classic");
+        assertUsageError("--seconds and --interval-ms must be positive", "bench", "disk", "--seconds", "0");
     }
 
     @Test
