@@ -189,6 +189,7 @@ final class Declarations {
             return access.counts(vhost, def);
         }
         String name = queue.isEmpty() ? serverName() : queue;
+        QueueArguments.check(arguments, name, vhost);
         Map<String, Object> args = FieldTables.toPlain(arguments);
         QueueType type = queueType(args, name, vhost);
         if (type == QueueType.STREAM) {

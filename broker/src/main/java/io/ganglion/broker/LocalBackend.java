@@ -128,6 +128,17 @@ final class LocalBackend implements BrokerBackend {
                 : Optional.empty();
     }
 
+    /**
+     * A queue or exchange name as RabbitMQ takes it: line feeds and carriage returns removed, in every operation that
+     * names one, so {@code "a\r\nb"} and {@code "ab"} are the same queue.
+     */
+    static String name(String given) {
+        if (given.indexOf('\n') < 0 && given.indexOf('\r') < 0) {
+            return given;
+        }
+        return given.replace("\r", "").replace("\n", "");
+    }
+
     @Override
     public ServerInfo info() {
         return info;
@@ -153,18 +164,19 @@ final class LocalBackend implements BrokerBackend {
             boolean autoDelete,
             boolean internal,
             FieldTable arguments) {
-        return declarations.declareExchange(vhost, exchange, type, passive, durable, autoDelete, internal, arguments);
+        return declarations.declareExchange(
+                vhost, name(exchange), type, passive, durable, autoDelete, internal, arguments);
     }
 
     @Override
     public CompletionStage<Void> deleteExchange(String vhost, String exchange, boolean ifUnused) {
-        return declarations.deleteExchange(vhost, exchange, ifUnused);
+        return declarations.deleteExchange(vhost, name(exchange), ifUnused);
     }
 
     @Override
     public CompletionStage<Void> bindExchange(
             String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind) {
-        return declarations.bindExchange(vhost, destination, source, routingKey, arguments, bind);
+        return declarations.bindExchange(vhost, name(destination), name(source), routingKey, arguments, bind);
     }
 
     @Override
@@ -178,7 +190,7 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             String connectionId) {
         return declarations.declareQueue(
-                vhost, queue, passive, durable, exclusive, autoDelete, arguments, connectionId);
+                vhost, name(queue), passive, durable, exclusive, autoDelete, arguments, connectionId);
     }
 
     @Override
@@ -190,24 +202,24 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             boolean bind,
             String connectionId) {
-        return declarations.bindQueue(vhost, queue, exchange, routingKey, arguments, bind, connectionId);
+        return declarations.bindQueue(vhost, name(queue), name(exchange), routingKey, arguments, bind, connectionId);
     }
 
     @Override
     public CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId) {
-        return access.purge(vhost, queue, connectionId);
+        return access.purge(vhost, name(queue), connectionId);
     }
 
     @Override
     public CompletionStage<Long> deleteQueue(
             String vhost, String queue, boolean ifUnused, boolean ifEmpty, String connectionId) {
-        return declarations.deleteQueue(vhost, queue, ifUnused, ifEmpty, connectionId);
+        return declarations.deleteQueue(vhost, name(queue), ifUnused, ifEmpty, connectionId);
     }
 
     @Override
     public PublishOutcome publish(
             String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user) {
-        return publishes.publish(vhost, exchange, routingKey, properties, body);
+        return publishes.publish(vhost, name(exchange), routingKey, properties, body);
     }
 
     @Override
@@ -223,7 +235,7 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         return access.consume(
-                vhost, queue, channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId);
+                vhost, name(queue), channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId);
     }
 
     @Override
@@ -233,7 +245,7 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
-        return access.get(vhost, queue, noAck, connectionId);
+        return access.get(vhost, name(queue), noAck, connectionId);
     }
 
     @Override
