@@ -79,8 +79,9 @@ class ProtocolIT {
         try (Connection connection = broker.connect()) {
             Map<String, Object> properties = connection.getServerProperties();
             assertThat(properties.get("product").toString()).isEqualTo("Ganglion");
-            assertThat(properties.get("version").toString()).matches("\\d+\\.\\d+\\.\\d+.*");
-            assertThat(properties).containsKeys("platform", "cluster_name");
+            assertThat(properties.get("version").toString()).isEqualTo("3.10.8");
+            assertThat(properties.get("information").toString()).startsWith("Ganglion " + Broker.VERSION);
+            assertThat(properties).containsKeys("platform", "cluster_name", "copyright");
             @SuppressWarnings("unchecked")
             Map<String, Object> capabilities = (Map<String, Object>) properties.get("capabilities");
             assertThat(capabilities)
