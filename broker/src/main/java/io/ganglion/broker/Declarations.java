@@ -176,6 +176,7 @@ final class Declarations {
             return access.counts(vhost, def);
         }
         String name = declare.queue().isEmpty() ? serverName() : declare.queue();
+        QueueArguments.check(declare.arguments(), name, vhost);
         Map<String, Object> args = FieldTables.toPlain(declare.arguments());
         QueueType type = queueType(args, name, vhost);
         if (type == QueueType.STREAM) {

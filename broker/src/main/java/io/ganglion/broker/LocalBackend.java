@@ -130,6 +130,17 @@ final class LocalBackend implements BrokerBackend {
                 : Optional.empty();
     }
 
+    /**
+     * A queue or exchange name as RabbitMQ takes it: line feeds and carriage returns removed, in every operation that
+     * names one, so {@code "a\r\nb"} and {@code "ab"} are the same queue.
+     */
+    static String name(String given) {
+        if (given.indexOf('\n') < 0 && given.indexOf('\r') < 0) {
+            return given;
+        }
+        return given.replace("\r", "").replace("\n", "");
+    }
+
     @Override
     public ServerInfo info() {
         return info;
@@ -157,18 +168,19 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments) {
         return declarations.declareExchange(
                 vhost,
-                new ExchangeMethod.Declare(exchange, type, passive, durable, autoDelete, internal, false, arguments));
+                new ExchangeMethod.Declare(
+                        name(exchange), type, passive, durable, autoDelete, internal, false, arguments));
     }
 
     @Override
     public CompletionStage<Void> deleteExchange(String vhost, String exchange, boolean ifUnused) {
-        return declarations.deleteExchange(vhost, exchange, ifUnused);
+        return declarations.deleteExchange(vhost, name(exchange), ifUnused);
     }
 
     @Override
     public CompletionStage<Void> bindExchange(
             String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind) {
-        return declarations.bindExchange(vhost, destination, source, routingKey, arguments, bind);
+        return declarations.bindExchange(vhost, name(destination), name(source), routingKey, arguments, bind);
     }
 
     @Override
@@ -183,7 +195,7 @@ final class LocalBackend implements BrokerBackend {
             String connectionId) {
         return declarations.declareQueue(
                 vhost,
-                new QueueMethod.Declare(queue, passive, durable, exclusive, autoDelete, false, arguments),
+                new QueueMethod.Declare(name(queue), passive, durable, exclusive, autoDelete, false, arguments),
                 connectionId);
     }
 
@@ -196,24 +208,24 @@ final class LocalBackend implements BrokerBackend {
             FieldTable arguments,
             boolean bind,
             String connectionId) {
-        return declarations.bindQueue(vhost, queue, exchange, routingKey, arguments, bind, connectionId);
+        return declarations.bindQueue(vhost, name(queue), name(exchange), routingKey, arguments, bind, connectionId);
     }
 
     @Override
     public CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId) {
-        return access.purge(vhost, queue, connectionId);
+        return access.purge(vhost, name(queue), connectionId);
     }
 
     @Override
     public CompletionStage<Long> deleteQueue(
             String vhost, String queue, boolean ifUnused, boolean ifEmpty, String connectionId) {
-        return declarations.deleteQueue(vhost, queue, ifUnused, ifEmpty, connectionId);
+        return declarations.deleteQueue(vhost, name(queue), ifUnused, ifEmpty, connectionId);
     }
 
     @Override
     public PublishOutcome publish(
             String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user) {
-        return publishes.publish(vhost, exchange, routingKey, properties, body);
+        return publishes.publish(vhost, name(exchange), routingKey, properties, body);
     }
 
     @Override
@@ -229,7 +241,7 @@ final class LocalBackend implements BrokerBackend {
             DeliverySink sink,
             String connectionId) {
         return access.consume(
-                vhost, queue, channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId);
+                vhost, name(queue), channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId);
     }
 
     @Override
@@ -239,7 +251,7 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public CompletionStage<Optional<Delivery>> get(String vhost, String queue, boolean noAck, String connectionId) {
-        return access.get(vhost, queue, noAck, connectionId);
+        return access.get(vhost, name(queue), noAck, connectionId);
     }
 
     @Override

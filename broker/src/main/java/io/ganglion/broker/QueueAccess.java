@@ -61,6 +61,7 @@ final class QueueAccess {
             String connectionId) {
         return whileMoving(vhost, queue, () -> {
             QueueDef def = directory.queueDef(vhost, queue, connectionId);
+            QueueArguments.checkConsumer(arguments, queue, vhost);
             StreamStart start =
                     def.type() == QueueType.STREAM ? StreamArguments.start(arguments, queue, vhost) : StreamStart.NEXT;
             String home = directory.homeOrFail(vhost, def);

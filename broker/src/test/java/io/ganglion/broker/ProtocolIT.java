@@ -79,8 +79,9 @@ class ProtocolIT {
         try (Connection connection = broker.connect()) {
             Map<String, Object> properties = connection.getServerProperties();
             assertThat(properties.get("product").toString()).isEqualTo("Ganglion");
-            assertThat(properties.get("version").toString()).matches("\\d+\\.\\d+\\.\\d+.*");
-            assertThat(properties).containsKeys("platform", "cluster_name");
+            assertThat(properties.get("version").toString()).isEqualTo("3.10.8");
+            assertThat(properties.get("information").toString()).startsWith("Ganglion " + Broker.VERSION);
+            assertThat(properties).containsKeys("platform", "cluster_name", "copyright");
             @SuppressWarnings("unchecked")
             Map<String, Object> capabilities = (Map<String, Object>) properties.get("capabilities");
             assertThat(capabilities)
@@ -165,6 +166,128 @@ class ProtocolIT {
             channel.basicPublish("e2e.src", "x.y", null, bytes("after unbind"));
             channel.waitForConfirmsOrDie(5_000);
             assertThat(drain(channel, queue)).isEmpty();
+        }
+    }
+
+    @Test
+    void shouldAnswerDeletesAndUnbindsOfWhatIsNotThereWithOk() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            String queue = channel.queueDeclare().getQueue();
+            assertThat(channel.exchangeDelete("never.declared")).isNotNull();
+            assertThat(channel.exchangeDelete("never.declared", true)).isNotNull();
+            assertThat(channel.queueDelete("never.declared").getMessageCount()).isZero();
+            assertThat(channel.queueUnbind("never.declared", "never.declared", "k"))
+                    .isNotNull();
+            assertThat(channel.queueUnbind("never.declared", "amq.direct", "k")).isNotNull();
+            assertThat(channel.queueUnbind(queue, "never.declared", "k")).isNotNull();
+            assertThat(channel.queueUnbind(queue, "amq.direct", "never.bound")).isNotNull();
+            assertThat(channel.exchangeUnbind("never.a", "never.b", "k")).isNotNull();
+            assertThat(channel.exchangeUnbind("amq.direct", "amq.fanout", "k")).isNotNull();
+            assertThat(channel.isOpen()).isTrue();
+        }
+        try (Connection connection = broker.connect()) {
+            Channel builtIn = connection.createChannel();
+            assertThatThrownBy(() -> builtIn.exchangeDelete("amq.direct"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(403))
+                    .hasStackTraceContaining("deletion of system exchange 'amq.direct' in vhost '/' not allowed");
+            Channel defaultExchange = connection.createChannel();
+            assertThatThrownBy(() -> defaultExchange.exchangeDelete(""))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(403))
+                    .hasStackTraceContaining("operation not permitted on the default exchange");
+            Channel bindMissing = connection.createChannel();
+            assertThatThrownBy(() -> bindMissing.queueBind("never.declared", "amq.direct", "k"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+        }
+    }
+
+    @Test
+    void shouldStripLineBreaksFromQueueAndExchangeNames() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            assertThat(channel.queueDeclare("strip\r\n.q", false, false, true, null)
+                            .getQueue())
+                    .isEqualTo("strip.q");
+            channel.queueDeclarePassive("strip.q");
+            channel.exchangeDeclare("strip\n.x", BuiltinExchangeType.DIRECT, false, true, null);
+            channel.exchangeDeclarePassive("strip.x");
+            channel.queueBind("strip.q\n", "strip.x\r", "k");
+            channel.confirmSelect();
+            channel.basicPublish("strip.x\n", "k", null, bytes("stripped"));
+            channel.waitForConfirmsOrDie(5_000);
+            GetResponse got = Poll.untilPresent(
+                    WAIT, () -> java.util.Optional.ofNullable(channel.basicGet("strip\n.q", true)), () -> "a message");
+            assertThat(text(got.getBody())).isEqualTo("stripped");
+            assertThat(channel.queueDelete("strip.q\r\n").getMessageCount()).isZero();
+            assertThatThrownBy(() -> connection.createChannel().queueDeclarePassive("strip.q"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+        }
+    }
+
+    @Test
+    void shouldRefuseInvalidQueueArgumentValuesAsRabbitMqDoes() throws Exception {
+        Map<Map<String, Object>, String> cases = new java.util.LinkedHashMap<>();
+        cases.put(
+                Map.of("x-message-ttl", -1),
+                "invalid arg 'x-message-ttl' for queue 'args.q' in vhost '/': {value_negative,-1}");
+        cases.put(
+                Map.of("x-message-ttl", "100"),
+                "'x-message-ttl' for queue 'args.q' in vhost '/': \"expected integer, got longstr\"");
+        cases.put(Map.of("x-message-ttl", 1.5), "\"expected integer, got double\"");
+        cases.put(Map.of("x-message-ttl", 1L << 40), "{value_too_large,1099511627776}");
+        cases.put(Map.of("x-expires", 0), "invalid arg 'x-expires' for queue 'args.q' in vhost '/': {value_zero,0}");
+        cases.put(Map.of("x-max-length", -1), "{value_negative,-1}");
+        cases.put(Map.of("x-max-length-bytes", -5), "{value_negative,-5}");
+        cases.put(Map.of("x-max-priority", 256), "{max_value_exceeded,256}");
+        cases.put(
+                Map.of("x-overflow", "bogus"),
+                "invalid arg 'x-overflow' for queue 'args.q' in vhost '/': invalid_overflow");
+        cases.put(Map.of("x-overflow", 1), "{unacceptable_type,signedint}");
+        cases.put(Map.of("x-single-active-consumer", "yes"), "{unacceptable_type,longstr}");
+        cases.put(Map.of("x-queue-mode", "bogus"), "\"unsupported queue mode 'bogus'\"");
+        cases.put(
+                Map.of("x-dead-letter-exchange", 5),
+                "invalid type 'signedint' for arg 'x-dead-letter-exchange' in queue 'args.q' in vhost '/'");
+        cases.put(Map.of("x-dead-letter-routing-key", "rk"), "routing_key_but_no_dlx_defined");
+        try (Connection connection = broker.connect()) {
+            for (Map.Entry<Map<String, Object>, String> entry : cases.entrySet()) {
+                Channel channel = connection.createChannel();
+                assertThatThrownBy(() -> channel.queueDeclare("args.q", false, false, true, entry.getKey()))
+                        .as("%s", entry.getKey())
+                        .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406))
+                        .hasStackTraceContaining(entry.getValue());
+            }
+            Channel channel = connection.createChannel();
+            assertThatThrownBy(() -> channel.queueDeclarePassive("args.q"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+            Channel consumer = connection.createChannel();
+            String queue = consumer.queueDeclare().getQueue();
+            assertThatThrownBy(() -> consumer.basicConsume(
+                            queue, false, Map.of("x-priority", "banana"), (tag, delivery) -> {}, tag -> {}))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406))
+                    .hasStackTraceContaining("invalid arg 'x-priority' for queue '" + queue
+                            + "' in vhost '/': \"expected integer, got longstr\"");
+            Channel valid = connection.createChannel();
+            valid.queueDeclare("args.ok", false, false, true, Map.of("x-message-ttl", 0, "x-max-priority", 0));
+            valid.queueDelete("args.ok");
+        }
+    }
+
+    @Test
+    void shouldAnswerResourceLockedForAnotherConnectionsExclusiveQueue() throws Exception {
+        try (Connection owner = broker.connect();
+                Connection other = broker.connect()) {
+            owner.createChannel().queueDeclare("locked.q", false, true, false, null);
+            for (boolean exclusive : new boolean[] {true, false}) {
+                Channel channel = other.createChannel();
+                assertThatThrownBy(() -> channel.queueDeclare("locked.q", false, exclusive, false, null))
+                        .satisfies(e -> assertThat(replyCode(e)).isEqualTo(405))
+                        .hasStackTraceContaining("cannot obtain exclusive access to locked queue 'locked.q' in vhost"
+                                + " '/'. It could be originally declared on another connection");
+            }
+            Channel passive = other.createChannel();
+            assertThatThrownBy(() -> passive.queueDeclarePassive("locked.q"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(405));
         }
     }
 

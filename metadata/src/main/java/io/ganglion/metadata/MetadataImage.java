@@ -175,11 +175,17 @@ public record MetadataImage(
         if (vhost == null) {
             return noVhost(delete.vhost());
         }
-        if (Exchange.reservedName(delete.name()) || delete.name().isEmpty()) {
-            return rejected(Kind.ACCESS_REFUSED, "exchange '" + delete.name() + "' is built in and cannot be deleted");
+        if (delete.name().isEmpty()) {
+            return rejected(Kind.ACCESS_REFUSED, "operation not permitted on the default exchange");
+        }
+        if (Exchange.reservedName(delete.name())) {
+            return rejected(
+                    Kind.ACCESS_REFUSED,
+                    "deletion of system exchange '" + delete.name() + "' in vhost '" + delete.vhost()
+                            + "' not allowed");
         }
         if (vhost.topology().exchange(delete.name()).isEmpty()) {
-            return rejected(Kind.NOT_FOUND, "no exchange '" + delete.name() + "' in vhost '" + delete.vhost() + "'");
+            return accepted(vhosts, users); // deleting what is not there succeeds, as in RabbitMQ since 3.2
         }
         if (delete.ifUnused() && !vhost.topology().bindingsFrom(delete.name()).isEmpty()) {
             return rejected(Kind.PRECONDITION_FAILED, "exchange '" + delete.name() + "' in use");
@@ -199,7 +205,8 @@ public record MetadataImage(
                 return rejected(
                         Kind.RESOURCE_LOCKED,
                         "cannot obtain exclusive access to locked queue '" + queue.name() + "' in vhost '"
-                                + declare.vhost() + "'");
+                                + declare.vhost() + "'. It could be originally declared on another connection or the"
+                                + " exclusive property value does not match that of the original declaration.");
             }
             return existing.get().equivalent(queue)
                     ? accepted(vhosts, users)
@@ -233,7 +240,7 @@ public record MetadataImage(
             return noVhost(delete.vhost());
         }
         if (!vhost.queues().containsKey(delete.name())) {
-            return rejected(Kind.NOT_FOUND, "no queue '" + delete.name() + "' in vhost '" + delete.vhost() + "'");
+            return accepted(vhosts, users); // deleting what is not there succeeds, as in RabbitMQ since 3.2
         }
         Topology topology = vhost.topology().withoutQueue(delete.name());
         topology = dropUnusedAutoDeleteExchanges(vhost.topology(), topology);
@@ -258,13 +265,16 @@ public record MetadataImage(
         if (binding.source().isEmpty()) {
             return rejected(Kind.ACCESS_REFUSED, "operation not permitted on the default exchange");
         }
-        if (topology.exchange(binding.source()).isEmpty()) {
-            return rejected(Kind.NOT_FOUND, "no exchange '" + binding.source() + "' in vhost '" + vhostName + "'");
-        }
         Destination destination = binding.destination();
         boolean destinationExists = destination.kind() == Destination.Kind.QUEUE
                 ? topology.hasQueue(destination.name())
                 : topology.exchange(destination.name()).isPresent();
+        if (!add && (topology.exchange(binding.source()).isEmpty() || !destinationExists)) {
+            return accepted(vhosts, users); // unbinding what is not there succeeds, as in RabbitMQ since 3.2
+        }
+        if (topology.exchange(binding.source()).isEmpty()) {
+            return rejected(Kind.NOT_FOUND, "no exchange '" + binding.source() + "' in vhost '" + vhostName + "'");
+        }
         if (!destinationExists) {
             String what = destination.kind() == Destination.Kind.QUEUE ? "queue" : "exchange";
             return rejected(

@@ -72,8 +72,9 @@ class MetadataImageTest {
                 .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.ACCESS_REFUSED));
         assertThat(apply(new DeclareQueue("/", queue("amq.q", true, ""))).rejection())
                 .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.ACCESS_REFUSED));
-        assertThat(apply(new DeleteQueue("/", "missing")).rejection())
-                .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Kind.NOT_FOUND));
+        assertThat(apply(new DeleteExchange("/", "", false)).rejection())
+                .hasValueSatisfying(
+                        r -> assertThat(r.message()).isEqualTo("operation not permitted on the default exchange"));
         assertThat(apply(new Bind("/", new Binding("amq.direct", Destination.queue("missing"), "k", Map.of())))
                         .rejection())
                 .hasValueSatisfying(r -> assertThat(r.message()).contains("no queue 'missing'"));

@@ -371,7 +371,9 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
                 .put("cluster_name", info.clusterName())
                 .put("platform", info.platform())
                 .put("product", info.product())
-                .put("version", info.version())
+                .put("version", ServerInfo.COMPATIBLE_VERSION)
+                .put("information", info.information())
+                .put("copyright", "Ganglion authors")
                 .build();
         return new ConnectionMethod.Start(0, 9, properties, LongString.of(Sasl.MECHANISMS), LongString.of("en_US"));
     }

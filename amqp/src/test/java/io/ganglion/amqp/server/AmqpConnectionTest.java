@@ -54,7 +54,9 @@ class AmqpConnectionTest {
                 .put("cluster_name", "test-cluster")
                 .put("platform", "Java")
                 .put("product", "Ganglion")
-                .put("version", "0.1.0")
+                .put("version", "3.10.8")
+                .put("information", "Ganglion 0.1.0, a replicated broker speaking AMQP 0-9-1 as RabbitMQ 3.10.8 does")
+                .put("copyright", "Ganglion authors")
                 .build();
         assertThat(client.methods())
                 .containsExactly(new ConnectionMethod.Start(

@@ -14,6 +14,8 @@ import io.ganglion.metadata.MetadataImageCodec;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
 import io.ganglion.metadata.Rejection;
+import io.ganglion.queues.routing.Binding;
+import io.ganglion.queues.routing.Destination;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -125,7 +127,9 @@ class RatisMetadataLogIT {
         RatisMetadataLog follower = cluster.aFollower();
         commit(follower, new MetadataCommand.PutVhost("/"));
 
-        MetadataImage.Applied missingQueue = commit(follower, new MetadataCommand.DeleteQueue("/", "missing"));
+        MetadataImage.Applied missingQueue = commit(
+                follower,
+                new MetadataCommand.Bind("/", new Binding("amq.direct", Destination.queue("missing"), "k", Map.of())));
         assertThat(missingQueue.rejection())
                 .hasValueSatisfying(r -> assertThat(r.kind()).isEqualTo(Rejection.Kind.NOT_FOUND))
                 .hasValueSatisfying(r -> assertThat(r.message()).contains("no queue 'missing'"));
