@@ -32,7 +32,7 @@ class FileMetadataLogTest {
         try (FileMetadataLog log = FileMetadataLog.open(dir)) {
             log.propose(new MetadataCommand.PutVhost("/")).join();
             log.propose(queue("q1")).join();
-            assertThat(log.propose(new MetadataCommand.DeleteQueue("/", "missing"))
+            assertThat(log.propose(new MetadataCommand.DeleteVhost("missing"))
                             .join()
                             .accepted())
                     .isFalse();
