@@ -20,18 +20,16 @@ import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
+import io.ganglion.serving.PublishIntake;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.ArrayDeque;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
@@ -88,21 +86,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private Epoch activeEpoch;
     private long enqueuedUpTo = -1;
     private long sequence;
-    private final Map<PublishId, CompletableFuture<Void>> pending = new HashMap<>();
+    private final PublishIntake<CompletableFuture<Void>> intake;
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
     private boolean closed;
-    /** Publishes held while the replica awaits its next epoch ({@link #park}), oldest first. */
-    private final ArrayDeque<Parked> parked = new ArrayDeque<>();
-
-    private record Parked(
-            ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence, long sinceNanos) {}
-
-    /** How long a publish waits here at most for the replica's next epoch ({@link #park}). */
-    static final long PARK_MS = 300;
-
-    /** Publishes held at most; more are refused at once, as before holding existed. */
-    static final int PARK_MAX = 16_384;
-
     /** The shard beat that checks the lease while the queue is active, or null. */
     private Shard.Ticker gateTicker;
 
@@ -133,6 +119,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.publisher = publisher;
         this.stream = def.type() == QueueType.STREAM;
         this.retention = StreamArguments.Retention.of(def.arguments());
+        this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
     }
 
     void attach(ReplicaHost host) {
@@ -171,25 +158,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     // ---------------------------------------------------------------------------------------------- listener
 
-    /** The epoch whose first publish was logged (a failover's timeline shows when the new owner took one). */
-    private Epoch firstPublishLogged;
-
     @Override
     public void confirmed(PublishId id, long offset) {
-        CompletableFuture<Void> done = pending.remove(id);
-        if (done != null) {
-            done.complete(null);
-        }
+        intake.confirmed(id);
     }
 
     @Override
     public void refused(PublishId id, String reason) {
-        CompletableFuture<Void> done = pending.remove(id);
-        if (done != null) {
-            // refused by the replica: not its epoch's owner (any more); a failed storage fails the whole queue
-            done.completeExceptionally(
-                    new QueueMoved("publish to queue '" + def.name() + "' not confirmed here: " + reason));
-        }
+        // refused by the replica: not its epoch's owner (any more); a failed storage fails the whole queue
+        intake.refused(id, reason);
     }
 
     @Override
@@ -301,13 +278,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             entry.sink().cancelled(entry.tag());
         }
         consumers.clear();
-        String explanation = "queue '" + def.name() + "': " + why;
-        pending.values()
-                .forEach(done -> done.completeExceptionally(
-                        movedOn
-                                ? new QueueMoved(explanation)
-                                : new BrokerFailure(ReplyCode.INTERNAL_ERROR, explanation)));
-        pending.clear();
+        intake.dropInFlight("queue '" + def.name() + "': " + why, movedOn);
     }
 
     private void rebuild(Epoch epoch, long upTo) throws IOException {
@@ -432,45 +403,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     @Override
     public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
-        // a new owner whose epoch start is not durable yet takes publishes too (its replica holds them until it is):
-        // refused, the brokers forwarding them re-sent each within milliseconds, a flood on this shard
-        Optional<Epoch> owning = host == null ? Optional.empty() : host.takingPublishesNow();
         if (closed) {
             done.completeExceptionally(notHere());
-            return;
+        } else if (host == null) {
+            done.completeExceptionally(new QueueMoved(notHere().explanation()));
+        } else {
+            intake.publish(new PublishId(publisher, sequence), payload, done, host.nowMs());
         }
-        if (owning.isEmpty()) {
-            if (host != null && host.awaitingEpochNow() && parked.size() < PARK_MAX) {
-                park(payload, done, publisher, sequence);
-            } else {
-                done.completeExceptionally(new QueueMoved(notHere().explanation()));
-            }
-            return;
-        }
-        if (!owning.get().equals(firstPublishLogged)) {
-            firstPublishLogged = owning.get();
-            LOG.info("event=owner_first_publish queue={} epoch={}", def.name(), owning.get());
-        }
-        admit(new PublishId(publisher, sequence), owning.get(), payload, done);
-    }
-
-    /**
-     * Holds a publish that came while the replica awaits its next epoch (a recovery sealed it and it has not heard who
-     * owns the next): the broker that sent it here learned first that this one owns the next, as the controller's
-     * broker and a publisher's broker often do, 10-80 ms ahead. Refused, it came back every few milliseconds until then
-     * (590 times in 130 ms in one failover trial), on the shard that had the new epoch to take; held, it is admitted as
-     * the owner role begins, or refused as soon as the replica follows another owner, or after {@value #PARK_MS} ms.
-     */
-    private void park(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
-        if (parked.isEmpty()) {
-            try {
-                shard.schedule(this::expireParked, PARK_MS);
-            } catch (RejectedExecutionException e) {
-                done.completeExceptionally(new QueueMoved(notHere().explanation())); // the broker is stopping
-                return;
-            }
-        }
-        parked.add(new Parked(payload, done, publisher, sequence, System.nanoTime()));
     }
 
     /**
@@ -479,72 +418,72 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     @Override
     public void rolesMayHaveChanged() {
-        if (parked.isEmpty() || host == null) {
-            return;
-        }
-        if (closed || !host.awaitingEpochNow()) { // owns now, or knows another owner
-            releaseParked(Long.MAX_VALUE);
+        if (host != null) {
+            intake.rolesMayHaveChanged(host.nowMs());
         }
     }
 
-    /** Publishes held {@value #PARK_MS} ms go back to their senders; the others wait on. On the shard. */
-    private void expireParked() {
-        if (parked.isEmpty()) {
-            return;
+    /** What the intake reads of the replica: the host's view now. */
+    private final class IntakeRoles implements PublishIntake.Roles {
+        @Override
+        public Optional<Epoch> takingPublishes() {
+            // a new owner whose epoch start is not durable yet takes publishes too (its replica holds them until it
+            // is): refused, the brokers forwarding them would re-send each within milliseconds
+            return host.takingPublishesNow();
         }
-        releaseParked(System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(PARK_MS));
-        if (!parked.isEmpty()) {
-            long waitedMs = TimeUnit.NANOSECONDS.toMillis(
-                    System.nanoTime() - parked.peekFirst().sinceNanos());
+
+        @Override
+        public boolean awaitingEpoch() {
+            return host.awaitingEpochNow();
+        }
+    }
+
+    /** The intake's answers: the publish's future, the host, and the shard's timer. */
+    private final class IntakeEffects implements PublishIntake.Effects<CompletableFuture<Void>> {
+        @Override
+        public void admit(ReplicaEvent.PublishAdmitted admitted) {
+            host.deliver(admitted);
+        }
+
+        @Override
+        public void confirmed(CompletableFuture<Void> done) {
+            done.complete(null);
+        }
+
+        @Override
+        public void moved(CompletableFuture<Void> done, String why) {
+            done.completeExceptionally(
+                    new QueueMoved("publish to queue '" + def.name() + "' not confirmed here: " + why));
+        }
+
+        @Override
+        public void failed(CompletableFuture<Void> done, String why) {
+            done.completeExceptionally(new BrokerFailure(ReplyCode.INTERNAL_ERROR, why));
+        }
+
+        @Override
+        public void wakeIn(long delayMs) {
             try {
-                shard.schedule(this::expireParked, Math.max(1, PARK_MS - waitedMs));
+                shard.schedule(() -> intake.expire(host.nowMs()), delayMs);
             } catch (RejectedExecutionException e) {
-                releaseParked(Long.MAX_VALUE); // the broker is stopping: back to their senders now
+                intake.close(host.nowMs()); // the broker is stopping: held publishes back to their senders now
             }
         }
-    }
 
-    /** Hands the publishes held since before {@code heldBeforeNanos} to {@link #publish} again, in order. */
-    private void releaseParked(long heldBeforeNanos) {
-        if (parked.isEmpty()) {
-            return;
-        }
-        long since = parked.peekFirst().sinceNanos();
-        boolean admitted = !closed && host.takingPublishesNow().isPresent();
-        int count = 0;
-        while (!parked.isEmpty() && parked.peekFirst().sinceNanos() - heldBeforeNanos <= 0) {
-            Parked held = parked.pollFirst();
-            count++;
-            if (admitted) {
-                publish(held.payload(), held.done(), held.publisher(), held.sequence());
-            } else {
-                held.done().completeExceptionally(new QueueMoved(notHere().explanation()));
-            }
-        }
-        if (count > 0) {
+        @Override
+        public void released(int count, boolean admitted, long heldMs) {
             LOG.info(
                     "event=parked_publishes_released queue={} count={} admitted={} after_us={}",
                     def.name(),
                     count,
                     admitted,
-                    (System.nanoTime() - since) / 1000);
+                    heldMs * 1000);
         }
-    }
 
-    private void admit(PublishId id, Epoch epoch, ByteBuffer payload, CompletableFuture<Void> done) {
-        CompletableFuture<Void> earlier = pending.putIfAbsent(id, done);
-        if (earlier != null) {
-            // the same publish sent again while the first is in flight: one append, both answered
-            earlier.whenComplete((ignored, failure) -> {
-                if (failure == null) {
-                    done.complete(null);
-                } else {
-                    done.completeExceptionally(failure);
-                }
-            });
-            return;
+        @Override
+        public void firstPublish(Epoch epoch) {
+            LOG.info("event=owner_first_publish queue={} epoch={}", def.name(), epoch);
         }
-        host.deliver(new ReplicaEvent.PublishAdmitted(id, epoch, payload));
     }
 
     @Override
@@ -687,7 +626,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!closed) {
             drop("it was deleted", false);
             closed = true;
-            releaseParked(Long.MAX_VALUE);
+            intake.close(host == null ? 0 : host.nowMs());
         }
     }
 

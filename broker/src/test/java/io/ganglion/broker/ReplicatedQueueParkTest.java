@@ -144,7 +144,7 @@ class ReplicatedQueueParkTest {
         assertThatThrownBy(() -> held.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(QueueMoved.class);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
                 .as("not held to the park time")
-                .isLessThan(ReplicatedQueue.PARK_MS);
+                .isLessThan(io.ganglion.serving.PublishIntake.PARK_MS);
     }
 
     @Test
@@ -154,6 +154,6 @@ class ReplicatedQueueParkTest {
         assertThatThrownBy(() -> held.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(QueueMoved.class);
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start))
                 .as("held for the park time first")
-                .isGreaterThanOrEqualTo(ReplicatedQueue.PARK_MS - 20);
+                .isGreaterThanOrEqualTo(io.ganglion.serving.PublishIntake.PARK_MS - 20);
     }
 }

@@ -23,6 +23,7 @@ import io.ganglion.replication.Replica;
 import io.ganglion.replication.ReplicaEffect;
 import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.replication.ReplicationConfig;
+import io.ganglion.serving.PublishIntake;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +88,7 @@ public final class SimBroker {
     private final TreeMap<ObjectId, Replica> machines = new TreeMap<>();
     private final TreeMap<ObjectId, String> views = new TreeMap<>();
     private final TreeMap<ObjectId, OwnedQueue> queues = new TreeMap<>();
+    private final TreeMap<ObjectId, PublishIntake<PublishId>> intakes = new TreeMap<>();
     private Incarnation incarnation = new Incarnation(0);
     private boolean alive;
     private boolean draining;
@@ -195,6 +197,7 @@ public final class SimBroker {
         machines.clear();
         views.clear();
         queues.clear();
+        intakes.clear();
         fsyncScheduled = false;
         if (controller != null) {
             controller.stop();
@@ -276,6 +279,10 @@ public final class SimBroker {
             if (!key.equals(views.get(object))) {
                 views.put(object, key);
                 handle(object, event);
+                PublishIntake<PublishId> intake = intakes.get(object);
+                if (intake != null && (active.isEmpty() || !active.get().owner().equals(id))) {
+                    intake.dropInFlight("its owner moved", true); // as the broker does when another broker owns
+                }
             }
         }
     }
@@ -316,6 +323,16 @@ public final class SimBroker {
         List<ReplicaEffect> effects = machine.onEvent(event, cluster.now());
         for (ReplicaEffect effect : effects) {
             execute(object, machine, effect);
+        }
+        if (event instanceof ReplicaEvent.Assigned
+                || event instanceof ReplicaEvent.Unassigned
+                || event instanceof ReplicaEvent.SealRequested
+                || event instanceof ReplicaEvent.InstallRequested
+                || event instanceof ReplicaEvent.Received) {
+            PublishIntake<PublishId> intake = intakes.get(object);
+            if (intake != null && alive) {
+                intake.rolesMayHaveChanged(cluster.now());
+            }
         }
     }
 
@@ -385,9 +402,9 @@ public final class SimBroker {
             }
             case ReplicaEffect.Confirm confirm -> {
                 cluster.invariants().confirming(object, id, confirm.offset());
-                cluster.workload().confirm(id, object, confirm.id());
+                intake(object).confirmed(confirm.id());
             }
-            case ReplicaEffect.Refuse refuse -> cluster.workload().refuse(id, object, refuse.id());
+            case ReplicaEffect.Refuse refuse -> intake(object).refused(refuse.id(), refuse.reason());
             case ReplicaEffect.Deliverable deliverable -> {
                 cluster.invariants().confirmed(object, new LogPosition(deliverable.epoch(), deliverable.upTo()));
                 deliverable(object, deliverable.epoch(), deliverable.upTo());
@@ -435,9 +452,91 @@ public final class SimBroker {
         handle(object, new ReplicaEvent.Received(from, message));
     }
 
-    /** A publish, from a client on this broker or forwarded by another broker, admitted under {@code epoch}. */
+    /**
+     * A publish, from a client on this broker or forwarded by another broker, sent on the sender's view of {@code
+     * epoch}: the broker's intake admits it under the epoch its replica takes publishes in, holds it for the next one,
+     * or sends it back.
+     */
     void receivePublish(ObjectId object, PublishId publish, Epoch epoch, int bytes) {
-        handle(object, new ReplicaEvent.PublishAdmitted(publish, epoch, BODIES.slice(0, bytes)));
+        if (alive) {
+            intake(object).publish(publish, BODIES.slice(0, bytes), publish, cluster.now());
+        }
+    }
+
+    /** The intake of publishes for {@code object} in this incarnation: the broker's own ({@link PublishIntake}). */
+    private PublishIntake<PublishId> intake(ObjectId object) {
+        PublishIntake<PublishId> intake = intakes.get(object);
+        if (intake == null) {
+            intake = new PublishIntake<>(new IntakeRoles(object), new IntakeEffects(object, generation));
+            intakes.put(object, intake);
+        }
+        return intake;
+    }
+
+    /** The replica's roles, read at each call. */
+    private final class IntakeRoles implements PublishIntake.Roles {
+        private final ObjectId object;
+
+        IntakeRoles(ObjectId object) {
+            this.object = object;
+        }
+
+        @Override
+        public Optional<Epoch> takingPublishes() {
+            return machine(object).takingPublishes();
+        }
+
+        @Override
+        public boolean awaitingEpoch() {
+            return machine(object).awaitingEpoch();
+        }
+    }
+
+    /** The intake's answers travel back to the publisher; its timer is the scheduler, dead with this incarnation. */
+    private final class IntakeEffects implements PublishIntake.Effects<PublishId> {
+        private final ObjectId object;
+        private final long gen;
+
+        IntakeEffects(ObjectId object, long gen) {
+            this.object = object;
+            this.gen = gen;
+        }
+
+        @Override
+        public void admit(ReplicaEvent.PublishAdmitted admitted) {
+            handle(object, admitted);
+        }
+
+        @Override
+        public void confirmed(PublishId done) {
+            cluster.workload().confirm(id, object, done);
+        }
+
+        @Override
+        public void moved(PublishId done, String why) {
+            cluster.workload().refuse(id, object, done);
+        }
+
+        @Override
+        public void failed(PublishId done, String why) {
+            cluster.workload().refuse(id, object, done);
+        }
+
+        @Override
+        public void wakeIn(long delayMs) {
+            cluster.scheduler().after(delayMs, "park " + id, () -> {
+                if (gen == generation) {
+                    intake(object).expire(cluster.now());
+                }
+            });
+        }
+
+        @Override
+        public void released(int count, boolean admitted, long heldMs) {
+            if (admitted) {
+                cluster.stats().parkedAdmitted += count;
+            }
+        }
     }
 
     void receiveRequest(RecoveryRequest request, NodeId from) {

@@ -21,6 +21,7 @@ public final class SimStats {
     long earlyCommits;
     long lost;
     long deliveryHolds;
+    long parkedAdmitted;
 
     public long ticks() {
         return ticks;
@@ -114,6 +115,11 @@ public final class SimStats {
         return deliveryHolds;
     }
 
+    /** Publishes the owner side held for its replica's next epoch and then admitted ({@code PublishIntake}). */
+    public long parkedAdmitted() {
+        return parkedAdmitted;
+    }
+
     @Override
     public String toString() {
         return "stalledAfterHeal=" + stalledAfterHeal + " " + "ticks=" + ticks + " heldTicks=" + heldTicks
@@ -122,7 +128,9 @@ public final class SimStats {
                 + " published=" + published
                 + " confirmedPublishes="
                 + confirmedPublishes + " delivered=" + delivered + " redelivered=" + redelivered + " resent=" + resent
-                + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " faults=" + faults
+                + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " parkedAdmitted="
+                + parkedAdmitted
+                + " faults=" + faults
                 + " lostProposals="
                 + lostProposals + " rejectedProposals=" + rejectedProposals;
     }
