@@ -722,7 +722,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                     redelivered,
                     decoded.exchange(),
                     decoded.routingKey(),
-                    decoded.properties(),
+                    decoded.header(),
                     Unpooled.wrappedBuffer(decoded.body()),
                     messageCount);
         } catch (IOException e) {
