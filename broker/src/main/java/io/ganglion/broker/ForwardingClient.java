@@ -474,7 +474,7 @@ final class ForwardingClient {
                             reply.redelivered(),
                             message.exchange(),
                             message.routingKey(),
-                            message.properties(),
+                            message.header(),
                             Unpooled.wrappedBuffer(message.body()),
                             reply.count()));
                 });
@@ -571,7 +571,7 @@ final class ForwardingClient {
                                 deliver.redelivered(),
                                 decoded.exchange(),
                                 decoded.routingKey(),
-                                decoded.properties(),
+                                decoded.header(),
                                 Unpooled.wrappedBuffer(decoded.body()),
                                 0));
     }

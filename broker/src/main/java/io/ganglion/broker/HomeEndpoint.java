@@ -212,7 +212,7 @@ final class HomeEndpoint {
                         peerQueue.delivered(delivery.offset());
                     }
                     ByteBuffer encoded = MessageRecord.encodeMessage(
-                            delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
+                            delivery.exchange(), delivery.routingKey(), delivery.header(), delivery.body());
                     send(
                             from,
                             new Deliver(
@@ -295,7 +295,7 @@ final class HomeEndpoint {
                 peerQueue(from, call.queueId()).delivered(delivery.offset());
             }
             ByteBuffer encoded = MessageRecord.encodeMessage(
-                    delivery.exchange(), delivery.routingKey(), delivery.properties(), delivery.body());
+                    delivery.exchange(), delivery.routingKey(), delivery.header(), delivery.body());
             return new QueueReply(
                     call.requestId(),
                     0,

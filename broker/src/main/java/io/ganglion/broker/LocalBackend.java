@@ -24,6 +24,7 @@ import io.ganglion.metadata.QueueDef;
 import io.ganglion.storage.Storage;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -224,8 +225,14 @@ final class LocalBackend implements BrokerBackend {
 
     @Override
     public PublishOutcome publish(
-            String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user) {
-        return publishes.publish(vhost, name(exchange), routingKey, properties, body);
+            String vhost,
+            String exchange,
+            String routingKey,
+            BasicProperties properties,
+            ByteBuffer header,
+            ByteBuf body,
+            String user) {
+        return publishes.publish(vhost, name(exchange), routingKey, properties, header, body);
     }
 
     @Override

@@ -1,11 +1,8 @@
 package io.ganglion.broker;
 
-import io.ganglion.amqp.codec.ContentHeader;
 import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
@@ -17,8 +14,9 @@ import java.nio.charset.StandardCharsets;
  *   settle:   u8 2 | u32 count | count x i64 offset
  * </pre>
  *
- * The content header is the AMQP content header payload (class, weight, body size, property flags and properties), so
- * what a publisher sent is what a consumer receives, byte for byte.
+ * The content header is the AMQP content header payload (class, weight, body size, property flags and properties) as
+ * the publisher's header frame carried it, never decoded and encoded again: what a publisher sent is what a consumer
+ * receives, byte for byte.
  */
 final class MessageRecord {
     static final byte MESSAGE = 1;
@@ -26,35 +24,35 @@ final class MessageRecord {
 
     private MessageRecord() {}
 
-    /** A decoded message: routing information, properties, and the body as a view of the record's buffer. */
-    record Message(String exchange, String routingKey, BasicProperties properties, ByteBuffer body) {}
-
-    static ByteBuffer encodeMessage(String exchange, String routingKey, BasicProperties properties, ByteBuf body) {
-        ByteBuf header = ByteBufAllocator.DEFAULT.heapBuffer(64);
-        try {
-            ContentHeaderCodec.encode(header, ContentHeader.basic(body.readableBytes(), properties));
-            byte[] exchangeBytes = exchange.getBytes(StandardCharsets.UTF_8);
-            byte[] keyBytes = routingKey.getBytes(StandardCharsets.UTF_8);
-            ByteBuffer out = ByteBuffer.allocate(1
-                    + 1
-                    + exchangeBytes.length
-                    + 1
-                    + keyBytes.length
-                    + 4
-                    + header.readableBytes()
-                    + body.readableBytes());
-            out.put(MESSAGE);
-            out.put((byte) exchangeBytes.length).put(exchangeBytes);
-            out.put((byte) keyBytes.length).put(keyBytes);
-            out.putInt(header.readableBytes());
-            header.getBytes(header.readerIndex(), out.array(), out.position(), header.readableBytes());
-            out.position(out.position() + header.readableBytes());
-            body.getBytes(body.readerIndex(), out.array(), out.position(), body.readableBytes());
-            out.position(out.position() + body.readableBytes());
-            return out.flip();
-        } finally {
-            header.release();
+    /**
+     * A decoded message: routing information, the content header payload and the body, both views of the record's
+     * buffer.
+     */
+    record Message(String exchange, String routingKey, ByteBuffer header, ByteBuffer body) {
+        /** The properties, decoded from the header on each call. */
+        BasicProperties properties() {
+            return ContentHeaderCodec.properties(header);
         }
+    }
+
+    /**
+     * A message record for {@code body} with {@code header}, a content header payload as received (its body size is the
+     * body's), copied in as it is.
+     */
+    static ByteBuffer encodeMessage(String exchange, String routingKey, ByteBuffer header, ByteBuf body) {
+        byte[] exchangeBytes = exchange.getBytes(StandardCharsets.UTF_8);
+        byte[] keyBytes = routingKey.getBytes(StandardCharsets.UTF_8);
+        int headerLength = header.remaining();
+        ByteBuffer out = ByteBuffer.allocate(
+                1 + 1 + exchangeBytes.length + 1 + keyBytes.length + 4 + headerLength + body.readableBytes());
+        out.put(MESSAGE);
+        out.put((byte) exchangeBytes.length).put(exchangeBytes);
+        out.put((byte) keyBytes.length).put(keyBytes);
+        out.putInt(headerLength);
+        out.put(header.duplicate());
+        body.getBytes(body.readerIndex(), out.array(), out.position(), body.readableBytes());
+        out.position(out.position() + body.readableBytes());
+        return out.flip();
     }
 
     static ByteBuffer encodeSettle(long[] offsets, int count) {
@@ -76,10 +74,9 @@ final class MessageRecord {
         String exchange = shortString(in);
         String routingKey = shortString(in);
         int headerLength = in.getInt();
-        ByteBuffer headerBytes = in.slice(in.position(), headerLength);
+        ByteBuffer header = in.slice(in.position(), headerLength);
         in.position(in.position() + headerLength);
-        ContentHeader header = ContentHeaderCodec.decode(Unpooled.wrappedBuffer(headerBytes));
-        return new Message(exchange, routingKey, header.properties(), in.slice());
+        return new Message(exchange, routingKey, header, in.slice());
     }
 
     static long[] decodeSettle(ByteBuffer payload) {

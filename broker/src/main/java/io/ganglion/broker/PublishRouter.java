@@ -36,13 +36,19 @@ final class PublishRouter {
         this.membership = membership;
     }
 
-    PublishOutcome publish(String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body) {
+    PublishOutcome publish(
+            String vhost,
+            String exchange,
+            String routingKey,
+            BasicProperties properties,
+            ByteBuffer header,
+            ByteBuf body) {
         Vhost current = directory.vhost(vhost);
         Set<String> queues = route(current, vhost, exchange, routingKey, properties);
         if (queues.isEmpty()) {
             return new PublishOutcome.Unroutable();
         }
-        ByteBuffer payload = MessageRecord.encodeMessage(exchange, routingKey, properties, body);
+        ByteBuffer payload = MessageRecord.encodeMessage(exchange, routingKey, header, body);
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             CompletableFuture<Void> outcome =

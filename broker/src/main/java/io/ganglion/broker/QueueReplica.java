@@ -574,7 +574,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
                     redelivered,
                     message.exchange(),
                     message.routingKey(),
-                    message.properties(),
+                    message.header(),
                     Unpooled.wrappedBuffer(message.body()),
                     messageCount);
         } catch (IOException e) {

@@ -661,7 +661,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                     redelivered,
                     decoded.exchange(),
                     decoded.routingKey(),
-                    decoded.properties(),
+                    decoded.header(),
                     Unpooled.wrappedBuffer(decoded.body()),
                     messageCount);
         } catch (IOException e) {

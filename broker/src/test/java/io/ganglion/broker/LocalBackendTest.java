@@ -2,6 +2,8 @@ package io.ganglion.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ganglion.amqp.codec.ContentHeader;
+import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.server.PublishOutcome;
@@ -69,6 +71,7 @@ class LocalBackendTest {
                 "",
                 name,
                 BasicProperties.EMPTY,
+                ContentHeaderCodec.encoded(ContentHeader.basic(5, BasicProperties.EMPTY)),
                 Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.UTF_8)),
                 "guest");
     }

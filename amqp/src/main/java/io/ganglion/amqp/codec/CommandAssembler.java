@@ -7,6 +7,7 @@ import io.ganglion.amqp.protocol.Method;
 import io.ganglion.amqp.protocol.UnexpectedFrameException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -53,6 +54,7 @@ public final class CommandAssembler {
     private State state = State.METHOD;
     private Method method;
     private BasicProperties properties;
+    private ByteBuffer header;
     private long remaining;
 
     /** An assembler for {@code channel} with RabbitMQ's body size limit. */
@@ -142,6 +144,7 @@ public final class CommandAssembler {
                             method.methodId()));
         }
         properties = header.properties();
+        this.header = headerFrame.payload();
         if (header.bodySize() == 0) {
             return complete();
         }
@@ -177,7 +180,7 @@ public final class CommandAssembler {
             case 1 -> parts.getFirst();
             default -> Unpooled.wrappedBuffer(parts.size(), parts.toArray(ByteBuf[]::new));
         };
-        ContentCommand command = new ContentCommand(channel, method, properties, body);
+        ContentCommand command = new ContentCommand(channel, method, header, properties, body);
         reset();
         return Optional.of(command);
     }
@@ -187,6 +190,7 @@ public final class CommandAssembler {
         state = State.METHOD;
         method = null;
         properties = null;
+        header = null;
         remaining = 0;
     }
 

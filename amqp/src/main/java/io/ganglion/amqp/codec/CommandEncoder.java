@@ -12,6 +12,9 @@ import io.netty.buffer.CompositeByteBuf;
  * at most {@code frame_max - 8} payload octets each. A zero-length body gets no body frame, as RabbitMQ and the Java
  * client send it.
  *
+ * <p>A command that carries its header's octets (a publish as received, a delivery as stored) has them written as they
+ * are; one built from properties has its header encoded here.
+ *
  * <p>A body of more than {@link #COPY_THRESHOLD} octets is not copied: the result is a composite of the frame headers
  * and retained slices of the body. A smaller one is copied into one buffer, which is cheaper than a composite.
  */
@@ -50,8 +53,12 @@ public final class CommandEncoder {
         ByteBuf body = command.body();
         int length = body.readableBytes();
         FrameCodec.writeMethodFrame(head, channel, command.method());
-        FrameCodec.writeHeaderFrame(
-                head, channel, new ContentHeader(command.method().classId(), 0, length, command.properties()));
+        if (command.hasHeaderOctets()) {
+            FrameCodec.writeHeaderFrame(head, channel, command.header());
+        } else {
+            FrameCodec.writeHeaderFrame(
+                    head, channel, new ContentHeader(command.method().classId(), 0, length, command.properties()));
+        }
         if (length == 0) {
             return head;
         }

@@ -6,6 +6,8 @@ import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ClassId;
 import io.ganglion.amqp.protocol.FrameErrorException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
 
 /**
  * Content header frame payloads: class id (short), weight (short), body size (longlong), property list. Only basic
@@ -13,6 +15,9 @@ import io.netty.buffer.ByteBuf;
  * command assembler can refuse it as RabbitMQ does, with {@code 505 UNEXPECTED_FRAME} rather than a decode error.
  */
 public final class ContentHeaderCodec {
+    /** Where the body size (a longlong) sits in a content header payload: after class id and weight. */
+    private static final int BODY_SIZE_OFFSET = 4;
+
     private ContentHeaderCodec() {}
 
     /**
@@ -52,6 +57,36 @@ public final class ContentHeaderCodec {
         out.writeShort(header.weight());
         out.writeLong(header.bodySize());
         BasicPropertiesCodec.write(out, header.properties());
+    }
+
+    /**
+     * A content header payload as a heap buffer, for a header that was not received (one built from properties).
+     *
+     * @throws io.ganglion.amqp.protocol.SyntaxErrorException when a short string property is longer than 255 octets
+     */
+    public static ByteBuffer encoded(ContentHeader header) {
+        ByteBuf out = Unpooled.buffer(64);
+        encode(out, header);
+        return ByteBuffer.wrap(out.array(), out.arrayOffset() + out.readerIndex(), out.readableBytes());
+    }
+
+    /** The body size field of a content header payload. */
+    public static long bodySize(ByteBuffer payload) {
+        return payload.getLong(payload.position() + BODY_SIZE_OFFSET);
+    }
+
+    /** The class id field of a content header payload. */
+    public static int classId(ByteBuffer payload) {
+        return payload.getShort(payload.position()) & 0xFFFF;
+    }
+
+    /**
+     * The properties of a content header payload, decoded; {@code payload}'s position is not moved.
+     *
+     * @throws FrameErrorException when it is malformed
+     */
+    public static BasicProperties properties(ByteBuffer payload) {
+        return decode(Unpooled.wrappedBuffer(payload.duplicate())).properties();
     }
 
     private static FrameErrorException tooShort(int size) {

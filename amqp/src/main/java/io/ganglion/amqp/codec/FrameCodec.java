@@ -11,6 +11,8 @@ import io.ganglion.amqp.protocol.FrameErrorException;
 import io.ganglion.amqp.protocol.Method;
 import io.ganglion.amqp.protocol.UnexpectedFrameException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import java.nio.ByteBuffer;
 
 /**
  * Frame payloads to {@link Frame}s and frames to octets, with no Netty pipeline: the pure half of
@@ -21,7 +23,9 @@ public final class FrameCodec {
 
     /**
      * Decodes the payload of one frame whose framing (size and frame end) is already checked. A method or header
-     * payload is consumed; a body frame gets a retained slice of {@code payload}, not a copy.
+     * payload is consumed; a header frame keeps a copy of its payload octets (a few dozen, so that the message record
+     * carries them as received without a re-encoding, and with no buffer to release); a body frame gets a retained
+     * slice of {@code payload}, not a copy.
      *
      * <p>As in RabbitMQ: an unknown frame type or a heartbeat with a payload is a {@code 501 FRAME_ERROR}; a content
      * frame on channel 0 or a heartbeat on another channel is a {@code 505 UNEXPECTED_FRAME}.
@@ -32,11 +36,12 @@ public final class FrameCodec {
         return switch (type) {
             case FRAME_METHOD -> new MethodFrame(channel, MethodCodec.decode(payload));
             case FRAME_HEADER -> {
+                byte[] octets = ByteBufUtil.getBytes(payload);
                 ContentHeader header = ContentHeaderCodec.decode(payload);
                 if (channel == 0) {
                     throw contentOnChannelZero(type);
                 }
-                yield new HeaderFrame(channel, header);
+                yield new HeaderFrame(channel, header, ByteBuffer.wrap(octets));
             }
             case FRAME_BODY -> {
                 if (channel == 0) {
@@ -66,7 +71,7 @@ public final class FrameCodec {
     public static void encode(ByteBuf out, Frame frame) {
         switch (frame) {
             case MethodFrame f -> writeMethodFrame(out, f.channel(), f.method());
-            case HeaderFrame f -> writeHeaderFrame(out, f.channel(), f.header());
+            case HeaderFrame f -> writeHeaderFrame(out, f.channel(), f.payload());
             case BodyFrame f -> {
                 ByteBuf content = f.content();
                 writeFrameHeader(out, FRAME_BODY, f.channel(), content.readableBytes());
@@ -87,6 +92,13 @@ public final class FrameCodec {
         int start = beginFrame(out, FRAME_HEADER, channel);
         ContentHeaderCodec.encode(out, header);
         endFrame(out, start);
+    }
+
+    /** Writes a header frame whose payload is {@code payload}'s octets, as they are. */
+    public static void writeHeaderFrame(ByteBuf out, int channel, ByteBuffer payload) {
+        writeFrameHeader(out, FRAME_HEADER, channel, payload.remaining());
+        out.writeBytes(payload.duplicate());
+        out.writeByte(FRAME_END);
     }
 
     public static void writeHeartbeat(ByteBuf out) {

@@ -587,6 +587,7 @@ final class AmqpChannel {
                 publish.exchange(),
                 publish.routingKey(),
                 content.properties(),
+                content.header(),
                 content.body(),
                 connection.user());
         switch (outcome) {
@@ -603,7 +604,7 @@ final class AmqpChannel {
                             number,
                             new BasicMethod.Return(
                                     NO_ROUTE, ReplyCode.NO_ROUTE.name(), publish.exchange(), publish.routingKey()),
-                            content.properties(),
+                            content.header(),
                             content.body().retainedDuplicate()));
                 }
                 if (confirms != null) {
@@ -729,7 +730,7 @@ final class AmqpChannel {
                                     delivery.exchange(),
                                     delivery.routingKey(),
                                     uint(delivery.messageCount())),
-                            ChannelConsumers.properties(delivery),
+                            delivery.header(),
                             delivery.content()));
                 },
                 result -> result.ifPresent(delivery -> consumers.giveBack(delivery, !get.noAck())));

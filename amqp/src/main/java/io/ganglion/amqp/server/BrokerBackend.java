@@ -4,6 +4,7 @@ import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -78,10 +79,19 @@ public interface BrokerBackend {
      * {@code basic.publish}, decided at once: the exchange is looked up and the message routed on the calling thread.
      * The broker takes its own reference to {@code body}; the caller still releases its own.
      *
+     * @param properties the properties, decoded from {@code header}
+     * @param header the content header payload octets as received (class, weight, body size, property flags,
+     *     properties), which the message record stores as they are; a read-only view
      * @throws BrokerFailure 404 for a missing exchange, 403 for an internal one
      */
     PublishOutcome publish(
-            String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user);
+            String vhost,
+            String exchange,
+            String routingKey,
+            BasicProperties properties,
+            ByteBuffer header,
+            ByteBuf body,
+            String user);
 
     /**
      * {@code basic.consume}: registers the consumer with the queue. Deliveries go to {@code sink}, possibly before the

@@ -2,7 +2,6 @@ package io.ganglion.amqp.server;
 
 import io.ganglion.amqp.codec.ContentCommand;
 import io.ganglion.amqp.protocol.BasicMethod;
-import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ReplyCode;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -162,7 +161,7 @@ final class ChannelConsumers {
                 channel,
                 new BasicMethod.Deliver(
                         consumer.tag, tag, delivery.redelivered(), delivery.exchange(), delivery.routingKey()),
-                properties(delivery),
+                delivery.header(),
                 delivery.content()));
     }
 
@@ -285,9 +284,5 @@ final class ChannelConsumers {
 
     private static UnackedDeliveries.Entry entry(Delivery delivery) {
         return new UnackedDeliveries.Entry(0, delivery.queue(), delivery.offset());
-    }
-
-    static BasicProperties properties(Delivery delivery) {
-        return delivery.properties() == null ? BasicProperties.EMPTY : delivery.properties();
     }
 }

@@ -3,7 +3,9 @@ package io.ganglion.amqp.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ganglion.amqp.codec.ContentHeader;
+import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.codec.FrameCodec;
+import io.ganglion.amqp.codec.FrameDescriptor;
 import io.ganglion.amqp.protocol.AccessMethod;
 import io.ganglion.amqp.protocol.BasicMethod;
 import io.ganglion.amqp.protocol.BasicProperties;
@@ -12,12 +14,18 @@ import io.ganglion.amqp.protocol.ConfirmMethod;
 import io.ganglion.amqp.protocol.ConnectionMethod;
 import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.FieldValue;
+import io.ganglion.amqp.protocol.LongString;
 import io.ganglion.amqp.protocol.Method;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.TxMethod;
 import io.ganglion.amqp.server.TestClient.Out;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
@@ -475,6 +483,124 @@ class AmqpChannelTest {
             assertThat(client.methods())
                     .containsExactly(
                             new ChannelMethod.Close(404, "NOT_FOUND - no exchange 'nope' in vhost '/'", 60, 40));
+        }
+    }
+
+    /**
+     * A content header payload whose octets a decode and re-encode would change: the property flags carry a
+     * continuation bit and an empty second flag word, and the headers table holds a value of every field type.
+     */
+    private static byte[] unusualHeader(int bodySize) {
+        FieldTable headers = FieldTable.builder()
+                .put("bool", new FieldValue.Bool(true))
+                .put("i8", new FieldValue.Int8((byte) -8))
+                .put("u8", new FieldValue.UInt8(200))
+                .put("i16", new FieldValue.Int16((short) -16))
+                .put("u16", new FieldValue.UInt16(60_000))
+                .put("i32", new FieldValue.Int32(-32))
+                .put("u32", new FieldValue.UInt32(4_000_000_000L))
+                .put("i64", new FieldValue.Int64(-64))
+                .put("f32", new FieldValue.Float32(1.5f))
+                .put("f64", new FieldValue.Float64(-2.25))
+                .put("dec", new FieldValue.Decimal(2, 12_345))
+                .put("str", "text")
+                .put("bytes", new FieldValue.Bytes(LongString.of("raw")))
+                .put("array", new FieldValue.Array(List.of(new FieldValue.Int32(1), new FieldValue.Bool(false))))
+                .put("ts", new FieldValue.Timestamp(1_700_000_000L))
+                .put("table", FieldTable.builder().put("inner", 1).build())
+                .put("void", new FieldValue.VoidValue())
+                .build();
+        BasicProperties properties = BasicProperties.builder()
+                .contentType("application/x-test")
+                .headers(headers)
+                .priority(3)
+                .build();
+        ByteBuffer canonical = ContentHeaderCodec.encoded(ContentHeader.basic(bodySize, properties));
+        byte[] octets = new byte[canonical.remaining() + 2];
+        canonical.get(canonical.position(), octets, 0, 12); // class, weight, body size
+        int flags = canonical.getShort(canonical.position() + 12) & 0xFFFF;
+        octets[12] = (byte) (flags >>> 8);
+        octets[13] = (byte) (flags | 0x0001); // a continuation bit, then a second flag word with no flag set
+        canonical.get(canonical.position() + 14, octets, 16, canonical.remaining() - 14);
+        return octets;
+    }
+
+    /** A publish on channel 1 sent as raw frames, so that its header frame is {@code header}'s octets. */
+    private void publishRaw(BasicMethod.Publish publish, byte[] header, byte[] body) {
+        client.send(1, publish);
+        client.sendBytes(frame(FrameDescriptor.FRAME_HEADER, header));
+        client.sendBytes(frame(FrameDescriptor.FRAME_BODY, body));
+    }
+
+    private static byte[] frame(int type, byte[] payload) {
+        ByteBuf out = Unpooled.buffer();
+        FrameCodec.writeFrameHeader(out, type, 1, payload.length);
+        out.writeBytes(payload).writeByte(FrameDescriptor.FRAME_END);
+        return ByteBufUtil.getBytes(out);
+    }
+
+    /** The payloads of the header frames in {@code bytes}, a run of whole frames. */
+    private static List<byte[]> headerPayloads(byte[] bytes) {
+        List<byte[]> payloads = new ArrayList<>();
+        ByteBuf in = Unpooled.wrappedBuffer(bytes);
+        while (in.isReadable()) {
+            int type = in.readUnsignedByte();
+            in.skipBytes(2);
+            int size = in.readInt();
+            byte[] payload = new byte[size];
+            in.readBytes(payload).skipBytes(1);
+            if (type == FrameDescriptor.FRAME_HEADER) {
+                payloads.add(payload);
+            }
+        }
+        return payloads;
+    }
+
+    @Nested
+    class HeaderOctets {
+        @Test
+        void shouldDeliverThePublishersHeaderOctetsByteForByte() {
+            open();
+            declare(1, "q");
+            byte[] header = unusualHeader(5);
+            assertThat(ContentHeaderCodec.encoded(
+                            ContentHeader.basic(5, ContentHeaderCodec.properties(ByteBuffer.wrap(header)))))
+                    .as("a re-encoding would differ")
+                    .isNotEqualTo(ByteBuffer.wrap(header));
+
+            publishRaw(
+                    new BasicMethod.Publish("", "q", false, false), header, "hello".getBytes(StandardCharsets.UTF_8));
+            client.send(1, new BasicMethod.Consume("q", "c1", false, true, false, false, FieldTable.EMPTY));
+            client.runTasks();
+
+            assertThat(headerPayloads(client.readBytes())).singleElement().isEqualTo(header);
+        }
+
+        @Test
+        void shouldReturnAnUnroutablePublishWithItsHeaderOctets() {
+            open();
+            byte[] header = unusualHeader(2);
+
+            publishRaw(mandatory("", "nowhere"), header, "hi".getBytes(StandardCharsets.UTF_8));
+
+            assertThat(headerPayloads(client.readBytes())).singleElement().isEqualTo(header);
+        }
+
+        @Test
+        void shouldHandTheBrokerThePropertiesDecodedFromTheOctets() {
+            open();
+            declare(1, "q");
+            byte[] header = unusualHeader(5);
+
+            publishRaw(
+                    new BasicMethod.Publish("", "q", false, false), header, "hello".getBytes(StandardCharsets.UTF_8));
+            client.send(1, new BasicMethod.Get("q", true));
+
+            assertThat(client.read())
+                    .filteredOn(o -> o.method() instanceof BasicMethod.GetOk)
+                    .singleElement()
+                    .satisfies(o -> assertThat(o.properties())
+                            .isEqualTo(ContentHeaderCodec.properties(ByteBuffer.wrap(header))));
         }
     }
 

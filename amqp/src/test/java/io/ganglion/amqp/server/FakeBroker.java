@@ -1,5 +1,7 @@
 package io.ganglion.amqp.server;
 
+import io.ganglion.amqp.codec.ContentHeader;
+import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.ReplyCode;
@@ -7,6 +9,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -60,7 +63,8 @@ final class FakeBroker implements BrokerBackend {
         }
     }
 
-    private record Message(String exchange, String routingKey, BasicProperties properties, byte[] body) {}
+    /** A message as the broker's record keeps it: the content header as its payload octets. */
+    private record Message(String exchange, String routingKey, ByteBuffer header, byte[] body) {}
 
     private record Stored(long offset, Message message, boolean redelivered) {}
 
@@ -253,7 +257,13 @@ final class FakeBroker implements BrokerBackend {
 
     @Override
     public synchronized PublishOutcome publish(
-            String vhost, String exchange, String routingKey, BasicProperties properties, ByteBuf body, String user) {
+            String vhost,
+            String exchange,
+            String routingKey,
+            BasicProperties properties,
+            ByteBuffer header,
+            ByteBuf body,
+            String user) {
         String type = exchanges.get(exchange);
         if (type == null) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "no exchange '" + exchange + "' in vhost '" + vhost + "'");
@@ -278,7 +288,7 @@ final class FakeBroker implements BrokerBackend {
         if (targets.isEmpty()) {
             return new PublishOutcome.Unroutable();
         }
-        Message message = new Message(exchange, routingKey, properties, ByteBufUtil.getBytes(body));
+        Message message = new Message(exchange, routingKey, copy(header), ByteBufUtil.getBytes(body));
         for (Queue q : targets) {
             long offset = q.nextOffset++;
             q.ready.put(offset, new Stored(offset, message, false));
@@ -396,7 +406,17 @@ final class FakeBroker implements BrokerBackend {
     synchronized void enqueue(String queue, String body) {
         Queue q = queues.get(queue);
         long offset = q.nextOffset++;
-        q.ready.put(offset, new Stored(offset, new Message("", queue, BasicProperties.EMPTY, body.getBytes()), false));
+        q.ready.put(
+                offset,
+                new Stored(
+                        offset,
+                        new Message(
+                                "",
+                                queue,
+                                ContentHeaderCodec.encoded(
+                                        ContentHeader.basic(body.getBytes().length, BasicProperties.EMPTY)),
+                                body.getBytes()),
+                        false));
     }
 
     synchronized void dispatch(String queue) {
@@ -464,9 +484,15 @@ final class FakeBroker implements BrokerBackend {
                 stored.redelivered(),
                 message.exchange(),
                 message.routingKey(),
-                message.properties(),
+                message.header(),
                 body,
                 messageCount);
+    }
+
+    private static ByteBuffer copy(ByteBuffer header) {
+        ByteBuffer copy = ByteBuffer.allocate(header.remaining());
+        copy.put(header.duplicate());
+        return copy.flip();
     }
 
     private static CompletionStage<QueueDeclared> declared(Queue q) {

@@ -4,6 +4,7 @@ import io.ganglion.amqp.codec.Command;
 import io.ganglion.amqp.codec.CommandAssembler;
 import io.ganglion.amqp.codec.CommandEncoder;
 import io.ganglion.amqp.codec.ContentCommand;
+import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.codec.FrameCodec;
 import io.ganglion.amqp.codec.FrameDescriptor;
 import io.ganglion.amqp.protocol.BasicMethod;
@@ -14,6 +15,7 @@ import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.util.ReferenceCountUtil;
+import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -30,7 +32,8 @@ import org.openjdk.jmh.annotations.TearDown;
 /**
  * The AMQP codec on a {@code basic.publish} with a content header (persistent, a content type) and a body: encoding the
  * command into its frames ({@link CommandEncoder}), and decoding those frames ({@link FrameCodec}) into a command again
- * ({@link CommandAssembler}), as a channel does with what a publisher sends.
+ * ({@link CommandAssembler}), as a channel does with what a publisher sends; and a {@code basic.deliver} written from a
+ * message record's header octets as they are, beside the same delivery with its header decoded and encoded again.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -46,6 +49,8 @@ public class AmqpCodecBenchmark {
     private ContentCommand publish;
     private ByteBuf frames;
     private CommandAssembler assembler;
+    private ByteBuffer storedHeader;
+    private BasicMethod.Deliver deliver;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -69,6 +74,8 @@ public class AmqpCodecBenchmark {
                 CHANNEL, new BasicMethod.Publish(0, "amq.direct", "bench", false, false), properties, body);
         frames = CommandEncoder.encode(UnpooledByteBufAllocator.DEFAULT, publish, FRAME_MAX);
         assembler = new CommandAssembler(CHANNEL);
+        storedHeader = publish.header();
+        deliver = new BasicMethod.Deliver("ctag", 1, false, "amq.direct", "bench");
     }
 
     @TearDown(Level.Trial)
@@ -83,6 +90,38 @@ public class AmqpCodecBenchmark {
         ByteBuf out = CommandEncoder.encode(alloc, publish, FRAME_MAX);
         int bytes = out.readableBytes();
         out.release();
+        return bytes;
+    }
+
+    /**
+     * A {@code basic.deliver} of a message record's header octets, written as they are: what a delivery costs the
+     * channel's encoding.
+     */
+    @Benchmark
+    public int deliverStoredHeader() {
+        ContentCommand command = new ContentCommand(CHANNEL, deliver, storedHeader, publish.body().retainedDuplicate());
+        return encodeAndRelease(command);
+    }
+
+    /**
+     * The same delivery with its properties decoded from the record's header octets and encoded again, for
+     * comparison with {@link #deliverStoredHeader()} in the same run.
+     */
+    @Benchmark
+    public int deliverReencodedHeader() {
+        ContentCommand command = new ContentCommand(
+                CHANNEL,
+                deliver,
+                ContentHeaderCodec.properties(storedHeader),
+                publish.body().retainedDuplicate());
+        return encodeAndRelease(command);
+    }
+
+    private int encodeAndRelease(ContentCommand command) {
+        ByteBuf out = CommandEncoder.encode(alloc, command, FRAME_MAX);
+        int bytes = out.readableBytes();
+        out.release();
+        command.release();
         return bytes;
     }
 

@@ -1,0 +1,50 @@
+package io.ganglion.broker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ganglion.amqp.codec.ContentHeader;
+import io.ganglion.amqp.codec.ContentHeaderCodec;
+import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.FieldTable;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class MessageRecordTest {
+    private static final BasicProperties PROPERTIES = BasicProperties.builder()
+            .contentType("text/plain")
+            .headers(FieldTable.builder().put("x-n", 7).put("x-s", "v").build())
+            .deliveryMode(BasicProperties.PERSISTENT)
+            .build();
+
+    @Test
+    void shouldStoreTheHeaderOctetsAsTheyAreAndHandThemBack() {
+        ByteBuffer canonical = ContentHeaderCodec.encoded(ContentHeader.basic(5, PROPERTIES));
+        // the same properties with a continuation bit and an empty second flag word: a re-encoding would drop it
+        ByteBuffer header = ByteBuffer.allocate(canonical.remaining() + 2);
+        header.put(canonical.duplicate().limit(canonical.position() + 12));
+        header.putShort((short) (canonical.getShort(canonical.position() + 12) | 1))
+                .putShort((short) 0);
+        header.put(canonical.duplicate().position(canonical.position() + 14)).flip();
+
+        ByteBuffer record = MessageRecord.encodeMessage(
+                "amq.direct", "key", header, Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.US_ASCII)));
+        MessageRecord.Message message = MessageRecord.decodeMessage(record);
+
+        assertThat(MessageRecord.kind(record)).isEqualTo(MessageRecord.MESSAGE);
+        assertThat(message.exchange()).isEqualTo("amq.direct");
+        assertThat(message.routingKey()).isEqualTo("key");
+        assertThat(message.header()).isEqualTo(header);
+        assertThat(message.properties()).isEqualTo(PROPERTIES);
+        assertThat(StandardCharsets.US_ASCII.decode(message.body()).toString()).isEqualTo("hello");
+    }
+
+    @Test
+    void shouldRoundTripASettle() {
+        ByteBuffer record = MessageRecord.encodeSettle(new long[] {3, 9, 12, 99}, 3);
+
+        assertThat(MessageRecord.kind(record)).isEqualTo(MessageRecord.SETTLE);
+        assertThat(MessageRecord.decodeSettle(record)).containsExactly(3, 9, 12);
+    }
+}
