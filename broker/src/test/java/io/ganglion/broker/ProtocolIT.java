@@ -14,6 +14,7 @@ import com.rabbitmq.client.DeliverCallback;
 import com.rabbitmq.client.GetResponse;
 import com.rabbitmq.client.LongString;
 import com.rabbitmq.client.ShutdownSignalException;
+import io.ganglion.testing.OwnPublishes;
 import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -331,6 +332,16 @@ class ProtocolIT {
                     .isEqualTo("eq.quorum");
             quorum.queueDelete("eq.quorum");
             quorum.queueDelete("eq.q");
+        }
+    }
+
+    /** RabbitMQ's order: get, count, purge, delete and consume right after a publish observe it (docs/amqp.md). */
+    @Test
+    void shouldLetAConnectionSeeItsOwnPublishesOnEveryQueueType() throws Exception {
+        try (Connection connection = broker.connect()) {
+            OwnPublishes.checkQueue(connection, connection, "own.classic", null);
+            OwnPublishes.checkQueue(connection, connection, "own.quorum", Map.of("x-queue-type", "quorum"));
+            OwnPublishes.checkStream(connection, connection, "own.stream");
         }
     }
 

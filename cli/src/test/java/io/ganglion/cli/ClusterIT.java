@@ -14,6 +14,7 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import io.ganglion.testing.ClusterTest;
+import io.ganglion.testing.OwnPublishes;
 import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -139,6 +140,24 @@ class ClusterIT {
                     }
                 },
                 () -> "the restarted broker reaching after-failover");
+    }
+
+    /**
+     * A connection sees its own publishes also when the queue is owned by another broker: each queue is declared
+     * through broker 1 (a classic queue lives there, a quorum queue and a stream are owned there, client-local) and
+     * used through broker 2.
+     */
+    @Test
+    void shouldLetAConnectionSeeItsOwnPublishesToAQueueOwnedByAnotherBroker() throws Exception {
+        try (Connection owning = connect(brokers.get(0));
+                Connection client = connect(brokers.get(1))) {
+            OwnPublishes.checkQueue(owning, client, "own.classic", null);
+            OwnPublishes.checkQueue(owning, client, "own.quorum", java.util.Map.of("x-queue-type", "quorum"));
+            OwnPublishes.checkStream(owning, client, "own.stream");
+        }
+        // owned by the declaring broker, not the client's (the queues were deleted by the checks)
+        assertThat(TestCluster.queue(brokers.get(1), "own.stream").path("owner").asText())
+                .isEqualTo(brokers.get(0).nodeId());
     }
 
     @Test

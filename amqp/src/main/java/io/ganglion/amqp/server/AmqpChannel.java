@@ -242,11 +242,15 @@ final class AmqpChannel {
         switch (inbound) {
             case AmqpException fault -> fail(fault, null);
             case MethodCommand command -> {
-                try {
-                    dispatch(command.method(), null);
-                } catch (AmqpException e) {
-                    fail(e, command.method());
+                if (observesQueue(command.method())) {
+                    CompletableFuture<Void> earlier =
+                            connection.earlierPublishes().allDone();
+                    if (earlier != null) {
+                        afterEarlierPublishes(earlier, command);
+                        return;
+                    }
                 }
+                run(command);
             }
             case ContentCommand command -> {
                 try {
@@ -259,6 +263,38 @@ final class AmqpChannel {
             }
             default -> throw new IllegalStateException("not a command: " + inbound);
         }
+    }
+
+    private void run(MethodCommand command) {
+        try {
+            dispatch(command.method(), null);
+        } catch (AmqpException e) {
+            fail(e, command.method());
+        }
+    }
+
+    /** The commands that observe a queue's messages (their count, or the messages themselves). */
+    private static boolean observesQueue(Method method) {
+        return method instanceof BasicMethod.Get
+                || method instanceof BasicMethod.Consume
+                || method instanceof QueueMethod.Declare
+                || method instanceof QueueMethod.Purge
+                || method instanceof QueueMethod.Delete;
+    }
+
+    /**
+     * Runs {@code command} once the connection's earlier publishes are in their queues (or failed): the channel is
+     * busy meanwhile, so its later commands keep their order behind it.
+     */
+    private void afterEarlierPublishes(CompletableFuture<Void> earlier, MethodCommand command) {
+        busy = true;
+        earlier.whenComplete((ignored, failure) -> connection.post(() -> {
+            busy = false;
+            if (state == State.OPEN) {
+                run(command);
+            }
+            drain();
+        }));
     }
 
     /**
@@ -592,6 +628,7 @@ final class AmqpChannel {
                 connection.user());
         switch (outcome) {
             case PublishOutcome.Routed routed -> {
+                connection.earlierPublishes().add(routed.durable());
                 if (confirms != null) {
                     long seq = confirms.assign();
                     routed.durable().whenComplete((done, error) -> connection.post(() -> onConfirm(seq, error)));

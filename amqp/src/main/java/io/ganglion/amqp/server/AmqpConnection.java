@@ -102,6 +102,7 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
     private final AtomicBoolean drainScheduled = new AtomicBoolean();
     private final Runnable flushTask = this::flushNow;
     private final Runnable drainTask = this::drainEvents;
+    private final EarlierPublishes earlierPublishes = new EarlierPublishes();
 
     private volatile EventExecutor executor;
     private ChannelHandlerContext ctx;
@@ -168,6 +169,11 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
     }
 
     // ---------------------------------------------------------------- what channels use (event loop only)
+
+    /** The publishes of this connection's channels whose messages are not in their queues yet. */
+    EarlierPublishes earlierPublishes() {
+        return earlierPublishes;
+    }
 
     BrokerBackend backend() {
         return backend;

@@ -5,8 +5,9 @@ import java.util.concurrent.CompletionStage;
 /** What became of a {@code basic.publish}, decided at once; durability follows. */
 public sealed interface PublishOutcome {
     /**
-     * Routed to at least one queue. {@code durable} completes when the message is durable in every queue it reached
-     * (the confirm), or exceptionally if that cannot be promised (the nack).
+     * Routed to at least one queue. {@code durable} completes when the message is durable and enqueued (seen by a
+     * get, a count, a purge) in every queue it reached (the confirm), or exceptionally if that cannot be promised (the
+     * nack).
      */
     record Routed(CompletionStage<Void> durable) implements PublishOutcome {}
 

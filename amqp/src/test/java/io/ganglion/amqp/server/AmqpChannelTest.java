@@ -357,6 +357,68 @@ class AmqpChannelTest {
         }
 
         @Test
+        void shouldAnswerAGetOnlyOnceTheChannelsEarlierPublishIsInItsQueue() {
+            open();
+            declare(1, "q");
+            broker.holdDurables = true;
+
+            client.publish(1, "", "q", "first");
+            client.send(1, new BasicMethod.Get("q", true));
+            client.send(1, new QueueMethod.Purge(0, "q", false));
+            assertThat(client.read()).as("the get waits for the publish").isEmpty();
+
+            broker.heldDurables.getFirst().complete(null);
+            client.runTasks();
+            List<Out> outs = client.read();
+            assertThat(outs)
+                    .extracting(Out::method)
+                    .containsExactly(new BasicMethod.GetOk(1, false, "", "q", 0), new QueueMethod.PurgeOk(0));
+            assertThat(bodies(outs)).containsExactly("first");
+        }
+
+        @Test
+        void shouldMakeEveryChannelOfTheConnectionWaitForItsPublishes() {
+            open();
+            declare(1, "q");
+            client.openChannel(2);
+            broker.holdDurables = true;
+
+            client.publish(1, "", "q", "one");
+            client.publish(1, "", "q", "two");
+            client.send(2, new QueueMethod.Declare("q", true, false, false, false, false, FieldTable.EMPTY));
+            client.send(2, new QueueMethod.Delete(0, "q", false, false, false));
+            client.send(
+                    2, new ExchangeMethod.Declare("x", "direct", false, false, false, false, false, FieldTable.EMPTY));
+            assertThat(client.read()).isEmpty();
+
+            broker.heldDurables.get(1).complete(null);
+            client.runTasks();
+            assertThat(client.read()).as("one publish still pending").isEmpty();
+
+            // a publish that failed put nothing in its queue: the operation goes on without it
+            broker.heldDurables.get(0).completeExceptionally(new IllegalStateException("replica lost"));
+            client.runTasks();
+            assertThat(client.methods())
+                    .containsExactly(
+                            new QueueMethod.DeclareOk("q", 2, 0),
+                            new QueueMethod.DeleteOk(2),
+                            new ExchangeMethod.DeclareOk());
+        }
+
+        @Test
+        void shouldNotWaitForPublishesAlreadyInTheirQueues() {
+            open();
+            declare(1, "q");
+            broker.holdDurables = true;
+            client.publish(1, "", "q", "kept");
+            broker.heldDurables.getFirst().complete(null);
+            client.runTasks();
+
+            client.send(1, new BasicMethod.Get("q", true));
+            assertThat(client.methods()).containsExactly(new BasicMethod.GetOk(1, false, "", "q", 0));
+        }
+
+        @Test
         void shouldBindWithTheLastDeclaredQueueWhenNamesAreEmpty() {
             open();
             declare(1, "q");
