@@ -4,15 +4,19 @@ import static io.ganglion.broker.Failures.failure;
 import static io.ganglion.broker.Failures.unwrap;
 
 import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.PublishOutcome;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.Vhost;
 import io.ganglion.queues.routing.Exchange;
+import io.ganglion.queues.routing.Topology;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -48,7 +52,8 @@ final class PublishRouter {
         if (queues.isEmpty()) {
             return new PublishOutcome.Unroutable();
         }
-        ByteBuffer payload = MessageRecord.encodeMessage(exchange, routingKey, header, body);
+        ByteBuffer payload =
+                MessageRecord.encodeMessage(exchange, routingKey, SenderSelected.stored(properties, header), body);
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             CompletableFuture<Void> outcome =
@@ -63,7 +68,10 @@ final class PublishRouter {
         return new PublishOutcome.Routed(all);
     }
 
-    /** The queues a publish goes to: by its exchange, else by the exchange's alternate exchange. */
+    /**
+     * The queues a publish goes to: by its exchange, else by the exchange's alternate exchange, with its routing key and
+     * the CC and BCC keys of its headers; each queue once however many keys reach it.
+     */
     private static Set<String> route(
             Vhost current, String vhost, String exchange, String routingKey, BasicProperties properties) {
         Optional<Exchange> target = current.topology().exchange(exchange);
@@ -75,16 +83,38 @@ final class PublishRouter {
                     ReplyCode.ACCESS_REFUSED,
                     "cannot publish to internal exchange '" + exchange + "' in vhost '" + vhost + "'");
         }
-        Map<String, Object> headers =
-                properties.headers() == null ? Map.of() : FieldTables.toPlain(properties.headers());
-        Set<String> queues = current.topology().route(exchange, routingKey, headers);
+        List<String> keys = SenderSelected.routingKeys(routingKey, properties);
+        Map<String, Object> headers = properties.headers() == null ? Map.of() : withoutBcc(properties.headers());
+        Set<String> queues = route(current.topology(), exchange, keys, headers);
         if (queues.isEmpty()) {
             Object alternate = target.get().arguments().get("alternate-exchange");
             if (alternate != null) {
-                queues = current.topology().route(String.valueOf(alternate), routingKey, headers);
+                queues = route(current.topology(), String.valueOf(alternate), keys, headers);
             }
         }
         return queues;
+    }
+
+    private static Set<String> route(
+            Topology topology, String exchange, List<String> keys, Map<String, Object> headers) {
+        if (keys.size() == 1) {
+            return topology.route(exchange, keys.get(0), headers);
+        }
+        Set<String> queues = new LinkedHashSet<>();
+        for (String key : keys) {
+            queues.addAll(topology.route(exchange, key, headers));
+        }
+        return queues;
+    }
+
+    /** The headers a headers exchange matches: the message's as stored, so without BCC. */
+    private static Map<String, Object> withoutBcc(FieldTable table) {
+        Map<String, Object> headers = FieldTables.toPlain(table);
+        if (headers.containsKey(SenderSelected.BCC)) {
+            headers = new HashMap<>(headers);
+            headers.remove(SenderSelected.BCC);
+        }
+        return headers;
     }
 
     /** Hands the publish to one queue; its outcome, or null for a classic queue deleted meanwhile. */

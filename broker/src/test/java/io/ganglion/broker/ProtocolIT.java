@@ -149,6 +149,70 @@ class ProtocolIT {
         }
     }
 
+    /** Sender-selected distribution (RabbitMQ's "Sender-selected Distribution" page), as RabbitMQ 3.10.8 answers. */
+    @Test
+    void shouldRouteByTheCcAndBccHeadersAndRemoveBcc() throws Exception {
+        try (Connection connection = broker.connect();
+                Channel channel = connection.createChannel()) {
+            for (String queue : List.of("cc.a", "cc.b", "cc.c", "cc.d")) {
+                channel.queueDeclare(queue, false, false, false, null);
+            }
+            channel.exchangeDeclare("cc.topic", BuiltinExchangeType.TOPIC);
+            channel.queueBind("cc.d", "cc.topic", "audit.#");
+            channel.queueBind("cc.b", "cc.topic", "billing.*");
+            channel.confirmSelect();
+
+            // the default exchange: each key a queue name; a queue reached by several keys gets one copy
+            Map<String, Object> headers = new java.util.LinkedHashMap<>();
+            headers.put("CC", List.of("cc.b", "cc.a", 42));
+            headers.put("BCC", List.of("cc.c", "cc.b"));
+            headers.put("kept", "yes");
+            channel.basicPublish(
+                    "",
+                    "cc.a",
+                    new AMQP.BasicProperties.Builder().headers(headers).build(),
+                    bytes("to all"));
+            // a topic exchange matches every key against its bindings
+            channel.basicPublish(
+                    "cc.topic",
+                    "orders.new",
+                    new AMQP.BasicProperties.Builder()
+                            .headers(Map.of("CC", List.of("audit.orders"), "BCC", List.of("billing.eu")))
+                            .build(),
+                    bytes("topic"));
+            channel.waitForConfirmsOrDie(5_000);
+
+            for (String queue : List.of("cc.a", "cc.b", "cc.c")) {
+                GetResponse got = channel.basicGet(queue, true);
+                assertThat(got).as(queue).isNotNull();
+                assertThat(text(got.getBody())).isEqualTo("to all");
+                assertThat(got.getProps().getHeaders()).containsOnlyKeys("CC", "kept");
+                assertThat(got.getProps().getHeaders().get("CC").toString()).isEqualTo("[cc.b, cc.a, 42]");
+            }
+            GetResponse audit = channel.basicGet("cc.d", true);
+            assertThat(text(audit.getBody())).isEqualTo("topic");
+            assertThat(audit.getProps().getHeaders()).containsOnlyKeys("CC");
+            assertThat(drain(channel, "cc.b")).containsExactly("topic");
+            for (String queue : List.of("cc.a", "cc.b", "cc.c", "cc.d")) {
+                assertThat(drain(channel, queue)).as(queue).isEmpty();
+            }
+
+            // a CC that is not an array refuses the publish
+            Channel refused = connection.createChannel();
+            refused.basicPublish(
+                    "",
+                    "cc.a",
+                    new AMQP.BasicProperties.Builder()
+                            .headers(Map.of("CC", "cc.b"))
+                            .build(),
+                    bytes("x"));
+            assertThatThrownBy(() -> refused.queueDeclarePassive("cc.a"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406))
+                    .hasStackTraceContaining("invalid message: {unacceptable_type_in_header,\"CC\",longstr}");
+            assertThat(drain(channel, "cc.a")).isEmpty();
+        }
+    }
+
     @Test
     void shouldFollowExchangeToExchangeBindings() throws Exception {
         try (Connection connection = broker.connect();
@@ -526,6 +590,53 @@ class ProtocolIT {
             for (int i = 0; i < 3; i++) {
                 assertThat(got.poll(5, TimeUnit.SECONDS)).isNotNull();
             }
+        }
+    }
+
+    /**
+     * RabbitMQ's "Consumer Prefetch": a per-consumer and a channel-wide limit together bound each consumer by its own
+     * and all of them by the channel's; neither applies to a no-ack consumer.
+     */
+    @Test
+    void shouldCombinePerConsumerAndGlobalQosAndLeaveNoAckConsumersUnlimited() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            String q1 = channel.queueDeclare().getQueue();
+            String q2 = channel.queueDeclare().getQueue();
+            String q3 = channel.queueDeclare().getQueue();
+            publish(channel, q1, 4);
+            publish(channel, q2, 4);
+            publish(channel, q3, 20);
+            channel.basicQos(2, false); // each consumer started after this holds 2 at most
+            channel.basicQos(3, true); // the channel's consumers hold 3 together
+            BlockingQueue<com.rabbitmq.client.Delivery> got = new LinkedBlockingQueue<>();
+            DeliverCallback callback = (tag, d) -> got.add(d);
+            String c1 = channel.basicConsume(q1, false, callback, tag -> {});
+            channel.basicConsume(q2, false, callback, tag -> {});
+            List<com.rabbitmq.client.Delivery> held = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                held.add(got.poll(5, TimeUnit.SECONDS));
+            }
+            assertThat(held).doesNotContainNull();
+            assertThat(got.poll(300, TimeUnit.MILLISECONDS))
+                    .as("3 for the channel")
+                    .isNull();
+            assertThat(held.stream()
+                            .collect(java.util.stream.Collectors.groupingBy(
+                                    d -> d.getEnvelope().getRoutingKey(), java.util.stream.Collectors.counting())))
+                    .as("2 at most per consumer")
+                    .allSatisfy((queue, count) -> assertThat(count).isLessThanOrEqualTo(2));
+
+            // a no-ack consumer on the same channel gets everything at once
+            BlockingQueue<com.rabbitmq.client.Delivery> free = new LinkedBlockingQueue<>();
+            channel.basicConsume(q3, true, (tag, d) -> free.add(d), tag -> {});
+            for (int i = 0; i < 20; i++) {
+                assertThat(free.poll(5, TimeUnit.SECONDS))
+                        .as("no-ack delivery %d", i)
+                        .isNotNull();
+            }
+            assertThat(got.poll(100, TimeUnit.MILLISECONDS)).isNull();
+            channel.basicCancel(c1);
         }
     }
 
