@@ -44,9 +44,14 @@ final class Declarations {
 
     private static final long ACTIVATION_WAIT_MS = 10_000;
 
-    /** The queue arguments a redeclaration must repeat to be equivalent (x-queue-type is compared as the type). */
+    /**
+     * The queue arguments kept in the queue's definition, which a redeclaration must repeat to be equivalent
+     * ({@code x-queue-type} is compared as the type, absent meaning classic).
+     */
     private static final Set<String> QUEUE_ARGUMENTS_COMPARED = Set.of(
             "x-queue-type",
+            "x-queue-mode",
+            "x-single-active-consumer",
             "x-message-ttl",
             "x-expires",
             "x-max-length",
@@ -86,6 +91,9 @@ final class Declarations {
     CompletionStage<Void> declareExchange(String vhost, ExchangeMethod.Declare declare) {
         return membership.freshOnMiss(() -> {
             Vhost current = directory.vhost(vhost);
+            if (declare.exchange().equals(Exchange.DEFAULT)) {
+                return failed(ReplyCode.ACCESS_REFUSED, "operation not permitted on the default exchange");
+            }
             if (declare.passive()) {
                 if (current.topology().exchange(declare.exchange()).isEmpty()) {
                     return failed(
@@ -194,7 +202,7 @@ final class Declarations {
         }
         Map<String, Object> compared = new HashMap<>();
         args.forEach((key, value) -> {
-            if (QUEUE_ARGUMENTS_COMPARED.contains(key) && !key.equals("x-queue-type")) {
+            if (QUEUE_ARGUMENTS_COMPARED.contains(key)) {
                 compared.put(key, value);
             }
         });

@@ -235,6 +235,25 @@ class ProtocolIT {
     }
 
     @Test
+    void shouldDeleteAnAutoDeleteExchangeWhenItsLastExchangeBindingGoes() throws Exception {
+        try (Connection connection = broker.connect()) {
+            Channel channel = connection.createChannel();
+            channel.exchangeDeclare("ad.src", BuiltinExchangeType.TOPIC, false, true, null);
+            channel.exchangeDeclare("ad.mid", BuiltinExchangeType.FANOUT, false, true, null);
+            channel.exchangeDeclare("ad.dst", BuiltinExchangeType.FANOUT, false, false, null);
+            channel.exchangeBind("ad.mid", "ad.src", "a.#");
+            channel.exchangeBind("ad.dst", "ad.mid", "");
+            channel.exchangeDelete("ad.dst");
+            for (String gone : List.of("ad.mid", "ad.src")) {
+                Channel probe = connection.createChannel();
+                assertThatThrownBy(() -> probe.exchangeDeclarePassive(gone))
+                        .as(gone)
+                        .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+            }
+        }
+    }
+
+    @Test
     void shouldAnswerDeletesAndUnbindsOfWhatIsNotThereWithOk() throws Exception {
         try (Connection connection = broker.connect();
                 Channel channel = connection.createChannel()) {
@@ -374,6 +393,176 @@ class ProtocolIT {
         assertThatThrownBy(() -> channel.exchangeDeclare("bad.type", "nonsense"))
                 .satisfies(e -> assertThat(replyCode(e)).isEqualTo(503));
         assertThat(connection.isOpen()).as("503 is a connection error").isFalse();
+    }
+
+    /** A declare through a fresh channel: "ok", or the reply code and text it was closed with. */
+    private static String answer(Connection connection, ChannelOp op) throws Exception {
+        Channel channel = connection.createChannel();
+        try {
+            op.run(channel);
+            channel.close();
+            return "ok";
+        } catch (IOException e) {
+            Throwable cause = e;
+            while (!(cause instanceof ShutdownSignalException)) {
+                cause = cause.getCause();
+            }
+            AMQP.Channel.Close close = (AMQP.Channel.Close) ((ShutdownSignalException) cause).getReason();
+            return close.getReplyCode() + " " + close.getReplyText();
+        }
+    }
+
+    @FunctionalInterface
+    private interface ChannelOp {
+        void run(Channel channel) throws IOException;
+    }
+
+    /** Every answer here is the one RabbitMQ 3.10.8 gave the same client for the same declare. */
+    @Test
+    void shouldAnswerExchangeDeclaresAsRabbitMqDoes() throws Exception {
+        try (Connection c = broker.connect()) {
+            String prefix = "406 PRECONDITION_FAILED - inequivalent arg ";
+            Channel setup = c.createChannel();
+            setup.exchangeDeclare("eq.x", "direct", true, false, false, Map.of("alternate-exchange", "ae1"));
+            setup.exchangeDeclare("eq.plain", "direct", true);
+            Map<String, Object> ae1 = Map.of("alternate-exchange", "ae1");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("", "direct", true)))
+                    .isEqualTo("403 ACCESS_REFUSED - operation not permitted on the default exchange");
+            assertThat(answer(c, ch -> ch.exchangeDeclarePassive("")))
+                    .isEqualTo("403 ACCESS_REFUSED - operation not permitted on the default exchange");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("amq.direct", "direct", true)))
+                    .isEqualTo("ok");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("amq.direct", "fanout", true)))
+                    .isEqualTo(
+                            prefix
+                                    + "'type' for exchange 'amq.direct' in vhost '/': received 'fanout' but current is 'direct'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("amq.direct", "direct", false)))
+                    .isEqualTo(
+                            prefix
+                                    + "'durable' for exchange 'amq.direct' in vhost '/': received 'false' but current is 'true'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("amq.new", "direct", false)))
+                    .isEqualTo("403 ACCESS_REFUSED - exchange name 'amq.new' contains reserved prefix 'amq.*'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.x", "direct", true, false, false, ae1)))
+                    .isEqualTo("ok");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.x", "topic", true, false, false, ae1)))
+                    .isEqualTo(prefix
+                            + "'type' for exchange 'eq.x' in vhost '/': received 'topic' but current is 'direct'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.x", "direct", true, true, false, ae1)))
+                    .isEqualTo(prefix
+                            + "'auto_delete' for exchange 'eq.x' in vhost '/': received 'true' but current is 'false'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.x", "direct", true, false, true, ae1)))
+                    .isEqualTo(prefix
+                            + "'internal' for exchange 'eq.x' in vhost '/': received 'true' but current is 'false'");
+            assertThat(answer(
+                            c,
+                            ch -> ch.exchangeDeclare(
+                                    "eq.x", "direct", true, false, false, Map.of("alternate-exchange", "ae2"))))
+                    .isEqualTo(
+                            prefix
+                                    + "'alternate-exchange' for exchange 'eq.x' in vhost '/': received 'ae2' but current is 'ae1'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.x", "direct", true, false, false, null)))
+                    .isEqualTo(prefix + "'alternate-exchange' for exchange 'eq.x' in vhost '/': received none but"
+                            + " current is the value 'ae1' of type 'longstr'");
+            assertThat(answer(c, ch -> ch.exchangeDeclare("eq.plain", "direct", true, false, false, ae1)))
+                    .isEqualTo(prefix + "'alternate-exchange' for exchange 'eq.plain' in vhost '/': received the value"
+                            + " 'ae1' of type 'longstr' but current is none");
+        }
+    }
+
+    /** Every answer here is the one RabbitMQ 3.10.8 gave the same client for the same declare. */
+    @Test
+    void shouldAnswerQueueRedeclaresAsRabbitMqDoes() throws Exception {
+        try (Connection c = broker.connect()) {
+            String prefix = "406 PRECONDITION_FAILED - inequivalent arg ";
+            String of = " for queue 'eq.args' in vhost '/': ";
+            Map<String, Object> base = Map.of("x-message-ttl", 1000, "x-max-length", 10);
+            c.createChannel().queueDeclare("eq.args", true, false, false, base);
+            java.util.function.Function<Map<String, Object>, Map<String, Object>> plus = extra -> {
+                Map<String, Object> args = new java.util.HashMap<>(base);
+                args.putAll(extra);
+                return args;
+            };
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.args", true, false, false, base)))
+                    .isEqualTo("ok");
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.args", false, false, false, base)))
+                    .isEqualTo(prefix + "'durable'" + of + "received 'false' but current is 'true'");
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.args", true, false, true, base)))
+                    .isEqualTo(prefix + "'auto_delete'" + of + "received 'true' but current is 'false'");
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.args", true, true, false, base)))
+                    .startsWith("405 RESOURCE_LOCKED - cannot obtain exclusive access to locked queue 'eq.args'");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-message-ttl", 2000)))))
+                    .isEqualTo(prefix + "'x-message-ttl'" + of + "received '2000' but current is '1000'");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-message-ttl", 1000L)))))
+                    .as("numbers compare by value")
+                    .isEqualTo("ok");
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.args", true, false, false, Map.of("x-max-length", 10))))
+                    .isEqualTo(prefix + "'x-message-ttl'" + of
+                            + "received none but current is the value '1000' of type 'signedint'");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-max-length-bytes", 5)))))
+                    .isEqualTo(prefix + "'x-max-length-bytes'" + of
+                            + "received the value '5' of type 'signedint' but current is none");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-queue-type", "quorum")))))
+                    .isEqualTo(prefix + "'x-queue-type'" + of
+                            + "received the value 'quorum' of type 'longstr' but current is none");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-queue-type", "classic")))))
+                    .isEqualTo("ok");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args",
+                                    true,
+                                    false,
+                                    false,
+                                    plus.apply(Map.of("x-dead-letter-exchange", "dlx")))))
+                    .isEqualTo(prefix + "'x-dead-letter-exchange'" + of
+                            + "received the value 'dlx' of type 'longstr' but current is none");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args",
+                                    true,
+                                    false,
+                                    false,
+                                    plus.apply(Map.of("x-single-active-consumer", true)))))
+                    .isEqualTo(prefix + "'x-single-active-consumer'" + of
+                            + "received the value 'true' of type 'bool' but current is none");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare(
+                                    "eq.args", true, false, false, plus.apply(Map.of("x-queue-mode", "lazy")))))
+                    .isEqualTo(prefix + "'x-queue-mode'" + of
+                            + "received the value 'lazy' of type 'longstr' but current is none");
+
+            c.createChannel().queueDeclare("eq.typed", true, false, false, Map.of("x-queue-type", "quorum"));
+            String typed = " for queue 'eq.typed' in vhost '/': ";
+            assertThat(answer(c, ch -> ch.queueDeclare("eq.typed", true, false, false, null)))
+                    .isEqualTo(prefix + "'x-queue-type'" + typed
+                            + "received none but current is the value 'quorum' of type 'longstr'");
+            assertThat(answer(
+                            c,
+                            ch -> ch.queueDeclare("eq.typed", true, false, false, Map.of("x-queue-type", "classic"))))
+                    .isEqualTo(prefix + "'x-queue-type'" + typed + "received 'classic' but current is 'quorum'");
+            assertThat(answer(
+                            c, ch -> ch.queueDeclare("eq.typed", true, false, false, Map.of("x-queue-type", "stream"))))
+                    .isEqualTo(prefix + "'x-queue-type'" + typed + "received 'stream' but current is 'quorum'");
+            c.createChannel().queueDelete("eq.typed");
+            c.createChannel().queueDelete("eq.args");
+        }
     }
 
     // ---------------------------------------------------------------------------------------------- queues

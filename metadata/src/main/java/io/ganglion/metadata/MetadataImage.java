@@ -22,6 +22,7 @@ import io.ganglion.metadata.MetadataCommand.Unbind;
 import io.ganglion.metadata.Rejection.Kind;
 import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Destination;
+import io.ganglion.queues.routing.Equivalence;
 import io.ganglion.queues.routing.Exchange;
 import io.ganglion.queues.routing.Topology;
 import java.util.ArrayList;
@@ -154,16 +155,17 @@ public record MetadataImage(
             return noVhost(declare.vhost());
         }
         Exchange exchange = declare.exchange();
+        if (exchange.name().equals(Exchange.DEFAULT)) {
+            return rejected(Kind.ACCESS_REFUSED, "operation not permitted on the default exchange");
+        }
         Optional<Exchange> existing = vhost.topology().exchange(exchange.name());
         if (existing.isPresent()) {
-            return existing.get().equivalent(exchange)
-                    ? accepted(vhosts, users)
-                    : rejected(
-                            Kind.PRECONDITION_FAILED,
-                            "inequivalent arg for exchange '" + exchange.name() + "' in vhost '" + declare.vhost()
-                                    + "'");
+            return existing.get()
+                    .difference(exchange)
+                    .map(d -> rejected(Kind.PRECONDITION_FAILED, d.text("exchange", exchange.name(), declare.vhost())))
+                    .orElseGet(() -> accepted(vhosts, users));
         }
-        if (Exchange.reservedName(exchange.name()) || exchange.name().isEmpty()) {
+        if (Exchange.reservedName(exchange.name())) {
             return rejected(
                     Kind.ACCESS_REFUSED, "exchange name '" + exchange.name() + "' contains reserved prefix 'amq.*'");
         }
@@ -190,7 +192,9 @@ public record MetadataImage(
         if (delete.ifUnused() && !vhost.topology().bindingsFrom(delete.name()).isEmpty()) {
             return rejected(Kind.PRECONDITION_FAILED, "exchange '" + delete.name() + "' in use");
         }
-        return withVhost(new Vhost(vhost.name(), vhost.topology().withoutExchange(delete.name()), vhost.queues()));
+        Topology topology =
+                dropUnusedAutoDeleteExchanges(vhost.topology(), vhost.topology().withoutExchange(delete.name()));
+        return withVhost(new Vhost(vhost.name(), topology, vhost.queues()));
     }
 
     private Applied declareQueue(DeclareQueue declare) {
@@ -201,18 +205,21 @@ public record MetadataImage(
         QueueDef queue = declare.queue();
         Optional<QueueDef> existing = vhost.queue(queue.name());
         if (existing.isPresent()) {
-            if (existing.get().exclusive() && !existing.get().exclusiveOwner().equals(queue.exclusiveOwner())) {
+            // RabbitMQ's order: durable and auto_delete, then the exclusive owner (exactly the declaring connection,
+            // or none for none), then the arguments
+            QueueDef current = existing.get();
+            Optional<Equivalence.Difference> flags = Equivalence.field("durable", current.durable(), queue.durable())
+                    .or(() -> Equivalence.field("auto_delete", current.autoDelete(), queue.autoDelete()));
+            if (flags.isEmpty() && !current.exclusiveOwner().equals(queue.exclusiveOwner())) {
                 return rejected(
                         Kind.RESOURCE_LOCKED,
                         "cannot obtain exclusive access to locked queue '" + queue.name() + "' in vhost '"
                                 + declare.vhost() + "'. It could be originally declared on another connection or the"
                                 + " exclusive property value does not match that of the original declaration.");
             }
-            return existing.get().equivalent(queue)
-                    ? accepted(vhosts, users)
-                    : rejected(
-                            Kind.PRECONDITION_FAILED,
-                            "inequivalent arg for queue '" + queue.name() + "' in vhost '" + declare.vhost() + "'");
+            return flags.or(() -> current.difference(queue))
+                    .map(d -> rejected(Kind.PRECONDITION_FAILED, d.text("queue", queue.name(), declare.vhost())))
+                    .orElseGet(() -> accepted(vhosts, users));
         }
         if (queue.name().startsWith("amq.") && !queue.name().startsWith("amq.gen-")) {
             return rejected(Kind.ACCESS_REFUSED, "queue name '" + queue.name() + "' contains reserved prefix 'amq.*'");
@@ -289,16 +296,25 @@ public record MetadataImage(
         return withVhost(new Vhost(vhost.name(), next, vhost.queues()));
     }
 
-    /** An auto-delete exchange goes when its last binding from it goes. */
+    /**
+     * An auto-delete exchange goes when its last binding from it goes: unbound, its queue or destination exchange
+     * deleted, or that destination itself an auto-delete exchange that went. Repeated until none goes, so chains and
+     * loops of exchange-to-exchange bindings go whole.
+     */
     private static Topology dropUnusedAutoDeleteExchanges(Topology before, Topology after) {
         Topology result = after;
-        for (String name : before.exchangeNames()) {
-            Optional<Exchange> exchange = after.exchange(name);
-            if (exchange.isPresent()
-                    && exchange.get().autoDelete()
-                    && !before.bindingsFrom(name).isEmpty()
-                    && after.bindingsFrom(name).isEmpty()) {
-                result = result.withoutExchange(name);
+        boolean dropped = true;
+        while (dropped) {
+            dropped = false;
+            for (String name : before.exchangeNames()) {
+                Optional<Exchange> exchange = result.exchange(name);
+                if (exchange.isPresent()
+                        && exchange.get().autoDelete()
+                        && !before.bindingsFrom(name).isEmpty()
+                        && result.bindingsFrom(name).isEmpty()) {
+                    result = result.withoutExchange(name);
+                    dropped = true;
+                }
             }
         }
         return result;

@@ -5,7 +5,8 @@ import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.ObjectKind;
 import io.ganglion.coordination.ObjectSpec;
-import io.ganglion.queues.routing.FieldValues;
+import io.ganglion.queues.routing.Equivalence;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -109,10 +110,53 @@ public record QueueDef(
 
     /** The same durable, exclusive, auto-delete flags, type and arguments: a redeclare that may succeed. */
     public boolean equivalent(QueueDef other) {
-        return type == other.type
-                && durable == other.durable
-                && exclusive() == other.exclusive()
-                && autoDelete == other.autoDelete
-                && FieldValues.equal(arguments, other.arguments);
+        return exclusive() == other.exclusive() && difference(other).isEmpty();
     }
+
+    /**
+     * How a redeclaration {@code requested} differs from this queue, leaving out the exclusive owner (405, checked
+     * apart): durable, auto_delete, then the arguments in RabbitMQ's order of its declare arguments, the type compared
+     * as {@code x-queue-type} (an absent one is classic).
+     */
+    public Optional<Equivalence.Difference> difference(QueueDef requested) {
+        return Equivalence.field("durable", durable, requested.durable)
+                .or(() -> Equivalence.field("auto_delete", autoDelete, requested.autoDelete))
+                .or(() -> Equivalence.arguments(arguments, requested.arguments, ARGUMENTS_BEFORE_TYPE))
+                .or(() -> typeDifference(requested))
+                .or(() -> Equivalence.arguments(arguments, requested.arguments, ARGUMENTS_AFTER_TYPE));
+    }
+
+    private Optional<Equivalence.Difference> typeDifference(QueueDef requested) {
+        if (type == requested.type) {
+            return Optional.empty();
+        }
+        // a queue declared before its type was kept among its arguments has the type alone
+        boolean hasCurrent = arguments.containsKey(TYPE_ARGUMENT) || type != QueueType.CLASSIC;
+        boolean hasReceived = requested.arguments.containsKey(TYPE_ARGUMENT) || requested.type != QueueType.CLASSIC;
+        return Equivalence.argument(TYPE_ARGUMENT, hasCurrent, type.wireName(), hasReceived, requested.type.wireName());
+    }
+
+    private static final String TYPE_ARGUMENT = "x-queue-type";
+
+    /** RabbitMQ 3.10's declare arguments in the order it checks them, those before the type and after it. */
+    private static final List<String> ARGUMENTS_BEFORE_TYPE = List.of(
+            "x-expires",
+            "x-message-ttl",
+            "x-dead-letter-exchange",
+            "x-dead-letter-routing-key",
+            "x-max-length",
+            "x-max-length-bytes",
+            "x-max-priority",
+            "x-overflow",
+            "x-queue-mode",
+            "x-single-active-consumer");
+
+    private static final List<String> ARGUMENTS_AFTER_TYPE = List.of(
+            "x-quorum-initial-group-size",
+            "x-max-age",
+            "x-stream-max-segment-size-bytes",
+            "x-initial-cluster-size",
+            "x-queue-leader-locator",
+            "x-copies",
+            "x-durability");
 }

@@ -106,6 +106,46 @@ class MetadataImageTest {
         assertThat(image.vhost("/").orElseThrow().topology().exchange("ad")).isEmpty();
     }
 
+    private void declareExchange(String name, boolean autoDelete) {
+        apply(new DeclareExchange("/", new Exchange(name, ExchangeType.FANOUT, false, autoDelete, false, Map.of())));
+    }
+
+    private boolean exchangeExists(String name) {
+        return image.vhost("/").orElseThrow().topology().exchange(name).isPresent();
+    }
+
+    @Test
+    void shouldDropAutoDeleteExchangesAlongExchangeToExchangeBindings() {
+        apply(new PutVhost("/"));
+        // a chain src -> mid -> dst, both src and mid auto-delete: deleting dst takes mid's last binding, then src's
+        declareExchange("src", true);
+        declareExchange("mid", true);
+        declareExchange("dst", false);
+        apply(new Bind("/", new Binding("src", Destination.exchange("mid"), "", Map.of())));
+        apply(new Bind("/", new Binding("mid", Destination.exchange("dst"), "a", Map.of())));
+        apply(new Bind("/", new Binding("mid", Destination.exchange("dst"), "b", Map.of())));
+        // a repeated target: one of two bindings to dst goes, the other keeps mid
+        apply(new Unbind("/", new Binding("mid", Destination.exchange("dst"), "a", Map.of())));
+        assertThat(exchangeExists("mid")).isTrue();
+        apply(new DeleteExchange("/", "dst", false));
+        assertThat(exchangeExists("mid")).as("its last binding went with dst").isFalse();
+        assertThat(exchangeExists("src")).as("its last binding went with mid").isFalse();
+
+        // a loop of two auto-delete exchanges: unbinding one side takes both
+        declareExchange("ping", true);
+        declareExchange("pong", true);
+        apply(new Bind("/", new Binding("ping", Destination.exchange("pong"), "", Map.of())));
+        apply(new Bind("/", new Binding("pong", Destination.exchange("ping"), "", Map.of())));
+        apply(new Unbind("/", new Binding("ping", Destination.exchange("pong"), "", Map.of())));
+        assertThat(exchangeExists("ping")).isFalse();
+        assertThat(exchangeExists("pong")).isFalse();
+
+        // an auto-delete exchange never bound stays
+        declareExchange("idle", true);
+        apply(new DeleteExchange("/", "dst-gone", false));
+        assertThat(exchangeExists("idle")).isTrue();
+    }
+
     @Test
     void shouldRebuildTheSameImageFromItsCommands() {
         apply(new PutVhost("/"));

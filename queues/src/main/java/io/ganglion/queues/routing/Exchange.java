@@ -1,11 +1,13 @@
 package io.ganglion.queues.routing;
 
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
  * A declared exchange. Two declarations are equivalent when type, durable, auto-delete, internal and arguments match;
- * a redeclare that is not equivalent is refused with 406 PRECONDITION_FAILED.
+ * a redeclare that is not equivalent is refused with 406 PRECONDITION_FAILED, naming the first difference.
  */
 public record Exchange(
         String name,
@@ -26,11 +28,21 @@ public record Exchange(
     }
 
     public boolean equivalent(Exchange other) {
-        return type == other.type
-                && durable == other.durable
-                && autoDelete == other.autoDelete
-                && internal == other.internal
-                && FieldValues.equal(arguments, other.arguments);
+        return difference(other).isEmpty();
+    }
+
+    /**
+     * How a redeclaration {@code requested} differs from this exchange, in RabbitMQ's order: type, durable,
+     * auto_delete, internal, then the arguments kept ({@code alternate-exchange}).
+     */
+    public Optional<Equivalence.Difference> difference(Exchange requested) {
+        return Equivalence.field("type", type, requested.type)
+                .or(() -> Equivalence.field("durable", durable, requested.durable))
+                .or(() -> Equivalence.field("auto_delete", autoDelete, requested.autoDelete))
+                .or(() -> Equivalence.field("internal", internal, requested.internal))
+                .or(() -> Equivalence.arguments(arguments, requested.arguments, List.copyOf(arguments.keySet()))
+                        .or(() -> Equivalence.arguments(
+                                arguments, requested.arguments, List.copyOf(requested.arguments.keySet()))));
     }
 
     /** True for names clients may not declare or delete: the {@code amq.} prefix is reserved. */
