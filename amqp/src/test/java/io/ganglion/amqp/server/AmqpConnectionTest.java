@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** The handshake, channel 0, heartbeats and closing, driven through an {@code EmbeddedChannel}. */
 class AmqpConnectionTest {
@@ -268,6 +269,29 @@ class AmqpConnectionTest {
         assertThat(client.methods()).singleElement().isInstanceOfSatisfying(ConnectionMethod.Close.class, close -> {
             assertThat(close.replyCode()).isEqualTo(501);
             assertThat(close.replyText()).startsWith("FRAME_ERROR - frame payload of 5000 octets");
+        });
+    }
+
+    /** After tune-ok, the negotiated frame_max bounds every frame: a body or a content header one octet over is 501. */
+    @ParameterizedTest
+    @ValueSource(ints = {FrameDescriptor.FRAME_BODY, FrameDescriptor.FRAME_HEADER})
+    void shouldCloseWith501OnAContentFrameAboveTheNegotiatedFrameMax(int frameType) {
+        client.sendHeader();
+        client.read();
+        client.send(0, TestClient.startOk("guest", "guest"));
+        client.read();
+        client.send(0, new ConnectionMethod.TuneOk(2047, 4096, 0));
+        client.send(0, new ConnectionMethod.Open("/"));
+        assertThat(client.methods()).containsExactly(new ConnectionMethod.OpenOk());
+        client.openChannel(1);
+
+        ByteBuf frame = Unpooled.buffer();
+        FrameCodec.writeFrameHeader(frame, frameType, 1, 4097);
+        client.channel.writeInbound(frame);
+
+        assertThat(client.methods()).singleElement().isInstanceOfSatisfying(ConnectionMethod.Close.class, close -> {
+            assertThat(close.replyCode()).isEqualTo(501);
+            assertThat(close.replyText()).startsWith("FRAME_ERROR - frame payload of 4097 octets");
         });
     }
 
