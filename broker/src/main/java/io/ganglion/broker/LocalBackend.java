@@ -5,8 +5,8 @@ import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.server.BrokerBackend;
+import io.ganglion.amqp.server.ConsumeRequest;
 import io.ganglion.amqp.server.Delivery;
-import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.PublishOutcome;
 import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.amqp.server.QueueHandle;
@@ -158,19 +158,18 @@ final class LocalBackend implements BrokerBackend {
     }
 
     @Override
-    public CompletionStage<Void> declareExchange(
-            String vhost,
-            String exchange,
-            String type,
-            boolean passive,
-            boolean durable,
-            boolean autoDelete,
-            boolean internal,
-            FieldTable arguments) {
+    public CompletionStage<Void> declareExchange(String vhost, ExchangeMethod.Declare d) {
         return declarations.declareExchange(
                 vhost,
                 new ExchangeMethod.Declare(
-                        name(exchange), type, passive, durable, autoDelete, internal, false, arguments));
+                        name(d.exchange()),
+                        d.type(),
+                        d.passive(),
+                        d.durable(),
+                        d.autoDelete(),
+                        d.internal(),
+                        false,
+                        d.arguments()));
     }
 
     @Override
@@ -185,18 +184,11 @@ final class LocalBackend implements BrokerBackend {
     }
 
     @Override
-    public CompletionStage<QueueDeclared> declareQueue(
-            String vhost,
-            String queue,
-            boolean passive,
-            boolean durable,
-            boolean exclusive,
-            boolean autoDelete,
-            FieldTable arguments,
-            String connectionId) {
+    public CompletionStage<QueueDeclared> declareQueue(String vhost, QueueMethod.Declare d, String connectionId) {
         return declarations.declareQueue(
                 vhost,
-                new QueueMethod.Declare(name(queue), passive, durable, exclusive, autoDelete, false, arguments),
+                new QueueMethod.Declare(
+                        name(d.queue()), d.passive(), d.durable(), d.exclusive(), d.autoDelete(), false, d.arguments()),
                 connectionId);
     }
 
@@ -236,19 +228,8 @@ final class LocalBackend implements BrokerBackend {
     }
 
     @Override
-    public CompletionStage<QueueHandle> consume(
-            String vhost,
-            String queue,
-            long channelId,
-            String consumerTag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            FieldTable arguments,
-            DeliverySink sink,
-            String connectionId) {
-        return access.consume(
-                vhost, name(queue), channelId, consumerTag, noAck, exclusive, prefetch, arguments, sink, connectionId);
+    public CompletionStage<QueueHandle> consume(ConsumeRequest request) {
+        return access.consume(request.withQueue(name(request.queue())));
     }
 
     @Override

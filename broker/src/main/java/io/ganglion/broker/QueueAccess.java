@@ -6,6 +6,7 @@ import static io.ganglion.broker.Failures.unwrap;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
+import io.ganglion.amqp.server.ConsumeRequest;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.QueueDeclared;
@@ -48,17 +49,16 @@ final class QueueAccess {
         this.membership = membership;
     }
 
-    CompletionStage<QueueHandle> consume(
-            String vhost,
-            String queue,
-            long channelId,
-            String consumerTag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            FieldTable arguments,
-            DeliverySink sink,
-            String connectionId) {
+    CompletionStage<QueueHandle> consume(ConsumeRequest request) {
+        String vhost = request.vhost();
+        String queue = request.queue();
+        String connectionId = request.connectionId();
+        String consumerTag = request.consumerTag();
+        FieldTable arguments = request.arguments();
+        boolean noAck = request.noAck();
+        boolean exclusive = request.exclusive();
+        int prefetch = request.prefetch();
+        DeliverySink sink = request.sink();
         return whileMoving(vhost, queue, () -> {
             QueueDef def = directory.queueDef(vhost, queue, connectionId);
             QueueArguments.checkConsumer(arguments, queue, vhost);
@@ -80,7 +80,7 @@ final class QueueAccess {
                                 sink);
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
-            ConsumerKey key = new ConsumerKey(channelId, consumerTag);
+            ConsumerKey key = new ConsumerKey(request.channelId(), consumerTag);
             return CompletableFuture.supplyAsync(
                     () -> {
                         replica.consume(key, consumerTag, noAck, exclusive, prefetch, start, sink);

@@ -6,6 +6,7 @@ import io.ganglion.amqp.codec.ContentHeader;
 import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.server.PublishOutcome;
 import io.ganglion.amqp.server.ServerInfo;
 import io.ganglion.metadata.MetadataCommand;
@@ -63,7 +64,10 @@ class LocalBackendTest {
 
     /** Declares the durable queue {@code name} and publishes one message to it. */
     private static PublishOutcome declareAndPublish(LocalBackend backend, String name) throws Exception {
-        backend.declareQueue("/", name, false, true, false, false, FieldTable.EMPTY, "conn-1")
+        backend.declareQueue(
+                        "/",
+                        new QueueMethod.Declare(name, false, true, false, false, false, FieldTable.EMPTY),
+                        "conn-1")
                 .toCompletableFuture()
                 .get(10, TimeUnit.SECONDS);
         return backend.publish(

@@ -432,15 +432,7 @@ final class AmqpChannel {
         switch (method) {
             case ExchangeMethod.Declare m ->
                 await(
-                        backend.declareExchange(
-                                vhost,
-                                m.exchange(),
-                                m.type(),
-                                m.passive(),
-                                m.durable(),
-                                m.autoDelete(),
-                                m.internal(),
-                                m.arguments()),
+                        backend.declareExchange(vhost, m),
                         m,
                         done -> replyUnless(m.nowait(), new ExchangeMethod.DeclareOk()));
             case ExchangeMethod.Delete m ->
@@ -470,26 +462,13 @@ final class AmqpChannel {
         String connectionId = connection.connectionId();
         switch (method) {
             case QueueMethod.Declare m ->
-                await(
-                        backend.declareQueue(
-                                vhost,
-                                m.queue(),
-                                m.passive(),
-                                m.durable(),
-                                m.exclusive(),
-                                m.autoDelete(),
-                                m.arguments(),
-                                connectionId),
-                        m,
-                        declared -> {
-                            lastDeclaredQueue = declared.queue();
-                            replyUnless(
-                                    m.nowait(),
-                                    new QueueMethod.DeclareOk(
-                                            declared.queue(),
-                                            uint(declared.messageCount()),
-                                            uint(declared.consumerCount())));
-                        });
+                await(backend.declareQueue(vhost, m, connectionId), m, declared -> {
+                    lastDeclaredQueue = declared.queue();
+                    replyUnless(
+                            m.nowait(),
+                            new QueueMethod.DeclareOk(
+                                    declared.queue(), uint(declared.messageCount()), uint(declared.consumerCount())));
+                });
             case QueueMethod.Bind m ->
                 await(
                         backend.bindQueue(
@@ -717,7 +696,7 @@ final class AmqpChannel {
         String queue = queueName(consume.queue());
         ChannelConsumers.Consumer consumer = consumers.add(consume.consumerTag(), consume.noAck());
         String tag = consumer.tag;
-        CompletionStage<QueueHandle> stage = backend.consume(
+        CompletionStage<QueueHandle> stage = backend.consume(new ConsumeRequest(
                 connection.vhost(),
                 queue,
                 id,
@@ -727,7 +706,7 @@ final class AmqpChannel {
                 consumers.consumerPrefetch(),
                 consume.arguments(),
                 new Sink(consumer),
-                connection.connectionId());
+                connection.connectionId()));
         await(
                 stage,
                 consume,

@@ -1,7 +1,9 @@
 package io.ganglion.amqp.server;
 
 import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.QueueMethod;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -27,16 +29,11 @@ public interface BrokerBackend {
     /** Whether {@code vhost} exists and {@code user} may use it. */
     boolean vhostAllowed(String user, String vhost);
 
-    /** {@code exchange.declare}; with {@code passive}, only checks that it exists (404 otherwise). */
-    CompletionStage<Void> declareExchange(
-            String vhost,
-            String exchange,
-            String type,
-            boolean passive,
-            boolean durable,
-            boolean autoDelete,
-            boolean internal,
-            FieldTable arguments);
+    /**
+     * {@code exchange.declare}; with {@code passive}, only checks that it exists (404 otherwise). Its {@code nowait} is
+     * the channel's concern.
+     */
+    CompletionStage<Void> declareExchange(String vhost, ExchangeMethod.Declare declare);
 
     CompletionStage<Void> deleteExchange(String vhost, String exchange, boolean ifUnused);
 
@@ -46,17 +43,9 @@ public interface BrokerBackend {
 
     /**
      * {@code queue.declare}. An empty {@code queue} asks for a server-named one ({@code amq.gen-...}). With {@code
-     * passive}, only checks that it exists and reports its counts.
+     * passive}, only checks that it exists and reports its counts. Its {@code nowait} is the channel's concern.
      */
-    CompletionStage<QueueDeclared> declareQueue(
-            String vhost,
-            String queue,
-            boolean passive,
-            boolean durable,
-            boolean exclusive,
-            boolean autoDelete,
-            FieldTable arguments,
-            String connectionId);
+    CompletionStage<QueueDeclared> declareQueue(String vhost, QueueMethod.Declare declare, String connectionId);
 
     /** {@code queue.bind} / {@code queue.unbind}. */
     CompletionStage<Void> bindQueue(
@@ -94,22 +83,10 @@ public interface BrokerBackend {
             String user);
 
     /**
-     * {@code basic.consume}: registers the consumer with the queue. Deliveries go to {@code sink}, possibly before the
-     * stage completes; the connection sends {@code consume-ok} first and holds deliveries until it has.
-     *
-     * @param prefetch the consumer's limit of unacknowledged messages, 0 for none
+     * {@code basic.consume}: registers the consumer with the queue. Deliveries go to the request's sink, possibly
+     * before the stage completes; the connection sends {@code consume-ok} first and holds deliveries until it has.
      */
-    CompletionStage<QueueHandle> consume(
-            String vhost,
-            String queue,
-            long channelId,
-            String consumerTag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            FieldTable arguments,
-            DeliverySink sink,
-            String connectionId);
+    CompletionStage<QueueHandle> consume(ConsumeRequest request);
 
     /** {@code basic.cancel}, or the channel closing: the consumer gets nothing more. */
     void cancel(QueueHandle queue, long channelId, String consumerTag);

@@ -3,7 +3,9 @@ package io.ganglion.amqp.server;
 import io.ganglion.amqp.codec.ContentHeader;
 import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
+import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
+import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -155,16 +157,10 @@ final class FakeBroker implements BrokerBackend {
     }
 
     @Override
-    public synchronized CompletionStage<Void> declareExchange(
-            String vhost,
-            String exchange,
-            String type,
-            boolean passive,
-            boolean durable,
-            boolean autoDelete,
-            boolean internal,
-            FieldTable arguments) {
-        if (passive) {
+    public synchronized CompletionStage<Void> declareExchange(String vhost, ExchangeMethod.Declare declare) {
+        String exchange = declare.exchange();
+        String type = declare.type();
+        if (declare.passive()) {
             return exchanges.containsKey(exchange) ? done() : notFound("exchange", exchange, vhost);
         }
         exchanges.putIfAbsent(exchange, type);
@@ -185,15 +181,10 @@ final class FakeBroker implements BrokerBackend {
 
     @Override
     public synchronized CompletionStage<QueueDeclared> declareQueue(
-            String vhost,
-            String queue,
-            boolean passive,
-            boolean durable,
-            boolean exclusive,
-            boolean autoDelete,
-            FieldTable arguments,
-            String connectionId) {
-        if (passive) {
+            String vhost, QueueMethod.Declare declare, String connectionId) {
+        String queue = declare.queue();
+        boolean exclusive = declare.exclusive();
+        if (declare.passive()) {
             Queue existing = queues.get(queue);
             return existing == null ? notFound("queue", queue, vhost) : declared(existing);
         }
@@ -305,21 +296,16 @@ final class FakeBroker implements BrokerBackend {
     }
 
     @Override
-    public synchronized CompletionStage<QueueHandle> consume(
-            String vhost,
-            String queue,
-            long channelId,
-            String consumerTag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            FieldTable arguments,
-            DeliverySink sink,
-            String connectionId) {
-        Queue q = queues.get(queue);
+    public synchronized CompletionStage<QueueHandle> consume(ConsumeRequest request) {
+        Queue q = queues.get(request.queue());
         if (q == null) {
-            return notFound("queue", queue, vhost);
+            return notFound("queue", request.queue(), request.vhost());
         }
+        String consumerTag = request.consumerTag();
+        long channelId = request.channelId();
+        int prefetch = request.prefetch();
+        DeliverySink sink = request.sink();
+        boolean noAck = request.noAck();
         q.consumers.add(new FakeConsumer(consumerTag, channelId, noAck, prefetch, sink));
         sinks.put(consumerTag, sink);
         consumerChannels.put(consumerTag, channelId);
