@@ -18,7 +18,6 @@ import io.ganglion.broker.peer.PeerMessage.QueueReply;
 import io.ganglion.broker.peer.PeerMessage.Settle;
 import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.coordination.NodeId;
-import io.ganglion.queues.StreamStart;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -409,24 +408,22 @@ final class ForwardingClient {
                 "home node '" + home + "' of queue '" + queue + "' is unreachable, the queue is unavailable");
     }
 
-    CompletableFuture<QueueHandle> consume(
-            NodeId home,
-            long queueId,
-            String queue,
-            String tag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            StreamStart start,
-            DeliverySink sink) {
+    CompletableFuture<QueueHandle> consume(NodeId home, long queueId, String queue, QueueConsumer consumer) {
         long consumerId = ids.incrementAndGet();
         RemoteHandle handle = handle(home, queueId, queue);
-        consumers.put(consumerId, new RemoteConsumer(handle, tag, sink));
+        consumers.put(consumerId, new RemoteConsumer(handle, consumer.tag(), consumer.sink()));
         return call(
                         home,
                         queue,
-                        requestId ->
-                                new Subscribe(requestId, queueId, consumerId, tag, noAck, exclusive, prefetch, start))
+                        requestId -> new Subscribe(
+                                requestId,
+                                queueId,
+                                consumerId,
+                                consumer.tag(),
+                                consumer.noAck(),
+                                consumer.exclusive(),
+                                consumer.prefetch(),
+                                consumer.start()))
                 .handle((reply, failure) -> {
                     if (failure != null) {
                         consumers.remove(consumerId);

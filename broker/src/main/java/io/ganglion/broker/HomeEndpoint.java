@@ -234,12 +234,13 @@ final class HomeEndpoint {
         try {
             replica.consume(
                     key,
-                    subscribe.tag(),
-                    subscribe.noAck(),
-                    subscribe.exclusive(),
-                    subscribe.prefetch(),
-                    subscribe.start(),
-                    sink);
+                    new QueueConsumer(
+                            subscribe.tag(),
+                            subscribe.noAck(),
+                            subscribe.exclusive(),
+                            subscribe.prefetch(),
+                            subscribe.start(),
+                            sink));
             peerQueue.consumers.put(consumerId, key);
             send(from, new QueueReply(subscribe.requestId(), 0, "", 0, 0, -1, false, new byte[0]));
         } catch (AmqpException e) {

@@ -1,13 +1,11 @@
 package io.ganglion.broker;
 
 import io.ganglion.amqp.server.Delivery;
-import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
-import io.ganglion.queues.StreamStart;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -35,14 +33,7 @@ interface LocalQueue extends QueueHandle {
      * Adds a consumer. {@code start} is where a stream's consumer reads from (its {@code x-stream-offset}); a queue
      * ignores it.
      */
-    void consume(
-            ConsumerKey key,
-            String tag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            StreamStart start,
-            DeliverySink sink);
+    void consume(ConsumerKey key, QueueConsumer consumer);
 
     void cancel(ConsumerKey key);
 

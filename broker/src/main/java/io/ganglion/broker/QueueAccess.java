@@ -8,7 +8,6 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.ConsumeRequest;
 import io.ganglion.amqp.server.Delivery;
-import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
@@ -53,37 +52,28 @@ final class QueueAccess {
         String vhost = request.vhost();
         String queue = request.queue();
         String connectionId = request.connectionId();
-        String consumerTag = request.consumerTag();
         FieldTable arguments = request.arguments();
-        boolean noAck = request.noAck();
-        boolean exclusive = request.exclusive();
-        int prefetch = request.prefetch();
-        DeliverySink sink = request.sink();
         return whileMoving(vhost, queue, () -> {
             QueueDef def = directory.queueDef(vhost, queue, connectionId);
             QueueArguments.checkConsumer(arguments, queue, vhost);
             StreamStart start =
                     def.type() == QueueType.STREAM ? StreamArguments.start(arguments, queue, vhost) : StreamStart.NEXT;
+            QueueConsumer consumer = new QueueConsumer(
+                    request.consumerTag(),
+                    request.noAck(),
+                    request.exclusive(),
+                    request.prefetch(),
+                    start,
+                    request.sink());
             String home = directory.homeOrFail(vhost, def);
             if (!home.equals(directory.self())) {
-                return membership
-                        .forwarding()
-                        .consume(
-                                new NodeId(home),
-                                def.objectId(),
-                                queue,
-                                consumerTag,
-                                noAck,
-                                exclusive,
-                                prefetch,
-                                start,
-                                sink);
+                return membership.forwarding().consume(new NodeId(home), def.objectId(), queue, consumer);
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
-            ConsumerKey key = new ConsumerKey(request.channelId(), consumerTag);
+            ConsumerKey key = new ConsumerKey(request.channelId(), request.consumerTag());
             return CompletableFuture.supplyAsync(
                     () -> {
-                        replica.consume(key, consumerTag, noAck, exclusive, prefetch, start, sink);
+                        replica.consume(key, consumer);
                         return replica;
                     },
                     replica.shard());

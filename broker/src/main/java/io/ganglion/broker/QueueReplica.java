@@ -336,14 +336,13 @@ final class QueueReplica implements QueueEffects, LocalQueue {
 
     /** Adds a consumer. On the shard. */
     @Override
-    public void consume(
-            ConsumerKey key,
-            String tag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            StreamStart start,
-            DeliverySink sink) {
+    public void consume(ConsumerKey key, QueueConsumer consumer) {
+        String tag = consumer.tag();
+        boolean noAck = consumer.noAck();
+        boolean exclusive = consumer.exclusive();
+        int prefetch = consumer.prefetch();
+        StreamStart start = consumer.start();
+        DeliverySink sink = consumer.sink();
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }

@@ -487,14 +487,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     @Override
-    public void consume(
-            ConsumerKey key,
-            String tag,
-            boolean noAck,
-            boolean exclusive,
-            int prefetch,
-            StreamStart start,
-            DeliverySink sink) {
+    public void consume(ConsumerKey key, QueueConsumer consumer) {
+        String tag = consumer.tag();
+        boolean noAck = consumer.noAck();
+        boolean exclusive = consumer.exclusive();
+        int prefetch = consumer.prefetch();
+        StreamStart start = consumer.start();
+        DeliverySink sink = consumer.sink();
         if (!active()) {
             throw notHere();
         }

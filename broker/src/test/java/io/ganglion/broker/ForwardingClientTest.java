@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ganglion.amqp.server.Delivery;
-import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.Settlement;
 import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.queues.ConsumerKey;
-import io.ganglion.queues.StreamStart;
 import io.ganglion.testing.Poll;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -87,14 +85,7 @@ class ForwardingClientTest {
         }
 
         @Override
-        public void consume(
-                ConsumerKey key,
-                String tag,
-                boolean noAck,
-                boolean exclusive,
-                int prefetch,
-                StreamStart start,
-                DeliverySink sink) {}
+        public void consume(ConsumerKey key, QueueConsumer consumer) {}
 
         @Override
         public void cancel(ConsumerKey key) {}
