@@ -312,17 +312,28 @@ class RatisMetadataLogIT {
     }
 
     private static List<String> segments(Path storage) throws IOException {
-        try (Stream<Path> files = Files.walk(storage)) {
-            return files.map(path -> path.getFileName().toString())
-                    .filter(name -> name.startsWith("log_"))
-                    .toList();
-        }
+        return walk(storage).stream()
+                .map(path -> path.getFileName().toString())
+                .filter(name -> name.startsWith("log_"))
+                .toList();
     }
 
     private static List<Path> snapshots(Path storage) throws IOException {
-        try (Stream<Path> files = Files.walk(storage)) {
-            return files.filter(path -> path.getFileName().toString().matches("snapshot\\.\\d+_\\d+"))
-                    .toList();
+        return walk(storage).stream()
+                .filter(path -> path.getFileName().toString().matches("snapshot\\.\\d+_\\d+"))
+                .toList();
+    }
+
+    /** Every path below {@code storage}, walked again when Ratis removed a file during the walk (an old snapshot). */
+    private static List<Path> walk(Path storage) throws IOException {
+        for (int attempt = 1; ; attempt++) {
+            try (Stream<Path> files = Files.walk(storage)) {
+                return files.toList();
+            } catch (java.io.UncheckedIOException e) {
+                if (!(e.getCause() instanceof java.nio.file.NoSuchFileException) || attempt == 5) {
+                    throw e;
+                }
+            }
         }
     }
 }
