@@ -12,7 +12,6 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
 import io.ganglion.queues.StreamMachine;
-import io.ganglion.queues.StreamStart;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
@@ -337,30 +336,30 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     /** Adds a consumer. On the shard. */
     @Override
     public void consume(ConsumerKey key, QueueConsumer consumer) {
-        String tag = consumer.tag();
-        boolean noAck = consumer.noAck();
-        boolean exclusive = consumer.exclusive();
-        int prefetch = consumer.prefetch();
-        StreamStart start = consumer.start();
-        DeliverySink sink = consumer.sink();
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
         if (stream) {
-            StreamSupport.checkConsumer(def.name(), vhost, noAck, prefetch);
+            StreamSupport.checkConsumer(def.name(), vhost, consumer.noAck(), consumer.prefetch());
             if (consumers.containsKey(key)) {
-                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+                throw new BrokerFailure(
+                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
             }
         }
-        consumers.put(key, new ConsumerEntry(tag, sink));
+        consumers.put(key, new ConsumerEntry(consumer.tag(), consumer.sink()));
         ConsumeOutcome outcome = stream
                 ? streamMachine.consume(
-                        key, prefetch, exclusive, StreamSupport.from(start, streamLog, def.name()), streamReads)
-                : machine.consume(key, prefetch, noAck, exclusive, this);
+                        key,
+                        consumer.prefetch(),
+                        consumer.exclusive(),
+                        StreamSupport.from(consumer.start(), streamLog, def.name()),
+                        streamReads)
+                : machine.consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
         switch (outcome) {
             case ADDED -> hadConsumer = true;
             case DUPLICATE_TAG ->
-                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+                throw new BrokerFailure(
+                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
             case EXCLUSIVE_CONFLICT -> {
                 consumers.remove(key);
                 throw new BrokerFailure(

@@ -16,7 +16,6 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
 import io.ganglion.queues.StreamMachine;
-import io.ganglion.queues.StreamStart;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
@@ -488,33 +487,35 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void consume(ConsumerKey key, QueueConsumer consumer) {
-        String tag = consumer.tag();
-        boolean noAck = consumer.noAck();
-        boolean exclusive = consumer.exclusive();
-        int prefetch = consumer.prefetch();
-        StreamStart start = consumer.start();
-        DeliverySink sink = consumer.sink();
         if (!active()) {
             throw notHere();
         }
         if (stream) {
-            StreamSupport.checkConsumer(def.name(), vhost, noAck, prefetch);
+            StreamSupport.checkConsumer(def.name(), vhost, consumer.noAck(), consumer.prefetch());
         }
         if (consumers.containsKey(key)) {
-            throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+            throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
         }
         gate();
         // registered before the machine sees it: consuming delivers the ready messages at once, to this entry
-        consumers.put(key, new ConsumerEntry(tag, sink, noAck, exclusive, prefetch));
+        consumers.put(
+                key,
+                new ConsumerEntry(
+                        consumer.tag(), consumer.sink(), consumer.noAck(), consumer.exclusive(), consumer.prefetch()));
         ConsumeOutcome outcome = stream
                 ? streamMachine.consume(
-                        key, prefetch, exclusive, StreamSupport.from(start, streamLog, def.name()), streamReads)
-                : machine.consume(key, prefetch, noAck, exclusive, this);
+                        key,
+                        consumer.prefetch(),
+                        consumer.exclusive(),
+                        StreamSupport.from(consumer.start(), streamLog, def.name()),
+                        streamReads)
+                : machine.consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
         switch (outcome) {
             case ADDED -> {}
             case DUPLICATE_TAG -> {
                 consumers.remove(key);
-                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+                throw new BrokerFailure(
+                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
             }
             case EXCLUSIVE_CONFLICT -> {
                 consumers.remove(key);
