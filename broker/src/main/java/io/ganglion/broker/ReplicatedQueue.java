@@ -20,6 +20,7 @@ import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.serving.PublishIntake;
+import io.ganglion.serving.QueueOwner;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -30,8 +31,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongConsumer;
-import org.agrona.collections.LongArrayList;
-import org.agrona.collections.LongHashSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,8 +72,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final long publisher;
     private ReplicaHost host;
 
-    private QueueMachine machine;
-    /** Whether this is a stream: {@link #streamMachine} in place of {@link #machine}. */
+    /** The queue's owner side ({@link QueueOwner}): its machine while the replica owns an epoch. */
+    private final QueueOwner owner;
+    /** Whether this is a stream: {@link #streamMachine} in place of the owner's queue machine. */
     private final boolean stream;
     /** The stream's readers while the replica owns an epoch, else null. */
     private StreamMachine streamMachine;
@@ -82,8 +82,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final StreamArguments.Retention retention;
 
     private final StreamReads streamReads = new StreamReads();
-    private Epoch activeEpoch;
-    private long enqueuedUpTo = -1;
+    /** The epoch and the commit the stream's readers read up to, while it serves. */
+    private Epoch streamEpoch;
+
+    private long streamUpTo = -1;
     private long sequence;
     private final PublishIntake<CompletableFuture<Void>> intake;
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
@@ -91,18 +93,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The shard beat that checks the lease while the queue is active, or null. */
     private Shard.Ticker gateTicker;
 
-    private int gateTicks;
-
-    /**
-     * Retention. Every {@value #LOW_WATER_EVERY_TICKS} gate ticks the queue finds its lowest unsettled offset; once the
-     * log is committed past every settle record written until then ({@code lowWaterNeedsCommit}), it tells the host
-     * ({@link ReplicaEvent.SettledLowWater}), and the owner may discard the log below it.
-     */
-    private long lowWaterCandidate = -1;
-
-    private long lowWaterNeedsCommit = Long.MAX_VALUE;
+    /** A stream's retention: the offset below which the log may go, reported last, and when it was looked for. */
     private long lowWaterReported;
-    private static final int LOW_WATER_EVERY_TICKS = 25;
+
+    private long nextLowWaterMs = Long.MIN_VALUE;
 
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
@@ -119,6 +113,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.stream = def.type() == QueueType.STREAM;
         this.retention = StreamArguments.Retention.of(def.arguments());
         this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
+        this.owner = new QueueOwner(new OwnerHost(), this);
     }
 
     void attach(ReplicaHost host) {
@@ -146,7 +141,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** Whether the queue or the stream was rebuilt for an owned epoch. */
     private boolean serving() {
-        return machine != null || streamMachine != null;
+        return owner.serving() || streamMachine != null;
     }
 
     private BrokerFailure notHere() {
@@ -173,27 +168,21 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (closed) {
             return;
         }
-        Optional<Epoch> owning = host.owningNow();
-        if (owning.isEmpty() || !owning.get().equals(epoch)) {
-            return;
-        }
         try {
-            if (!epoch.equals(activeEpoch)) {
-                rebuild(epoch, upTo);
-            } else if (upTo > enqueuedUpTo && stream) {
-                gate();
-                enqueuedUpTo = upTo;
-                streamMachine.advance(upTo, streamReads);
-            } else if (upTo > enqueuedUpTo) {
-                gate();
-                for (Record record : host.readRecords(enqueuedUpTo + 1, upTo)) {
-                    if (record instanceof Record.Message message) {
-                        machine.enqueue(message.offset(), this);
-                    }
-                }
-                enqueuedUpTo = upTo;
+            if (!stream) {
+                owner.deliverable(epoch, upTo, host.nowMs());
+                return;
             }
-            reportLowWater();
+            if (!host.owningNow().equals(Optional.of(epoch))) {
+                return;
+            }
+            if (!epoch.equals(streamEpoch)) {
+                activateStream(epoch, upTo);
+            } else if (upTo > streamUpTo) {
+                gate();
+                streamUpTo = upTo;
+                streamMachine.advance(upTo, streamReads);
+            }
         } catch (IOException e) {
             LOG.error("event=replicated_queue_read_failed queue={} epoch={}", def.name(), epoch, e);
         }
@@ -208,25 +197,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The replica no longer owns (a new assignment made it a follower, or it was unassigned). On the shard. */
     void ownershipLost() {
         if (serving()) {
-            LOG.info("event=replicated_queue_inactive queue={} epoch={}", def.name(), activeEpoch);
+            LOG.info(
+                    "event=replicated_queue_inactive queue={} epoch={}",
+                    def.name(),
+                    stream ? streamEpoch : owner.epoch().orElse(null));
             drop("its owner moved", true);
-        }
-    }
-
-    /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
-    private void findLowWater() {
-        if (stream) {
-            findStreamLowWater();
-            return;
-        }
-        if (machine == null || lowWaterCandidate >= 0) {
-            return;
-        }
-        long lowest = Math.min(machine.lowestUnsettled(), enqueuedUpTo + 1);
-        if (lowest > lowWaterReported) {
-            lowWaterCandidate = lowest;
-            lowWaterNeedsCommit = host.endNow();
-            reportLowWater(); // at once when the log is committed to its end already
         }
     }
 
@@ -236,9 +211,12 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * committed first); never past the commit. The log discards only whole segments below the offset reported.
      */
     private void findStreamLowWater() {
-        if (streamMachine == null || !retention.limited()) {
+        if (streamMachine == null
+                || !retention.limited()
+                || host.nowMs() < nextLowWaterMs) {
             return;
         }
+        nextLowWaterMs = host.nowMs() + QueueOwner.LOW_WATER_EVERY_MS;
         long keepFrom;
         try {
             keepFrom = host.retainedStartNow(retention.maxBytes(), retention.appendedBefore(host.nowMs()));
@@ -246,19 +224,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             LOG.error("event=stream_retention_failed queue={}", def.name(), e);
             return;
         }
-        keepFrom = Math.min(keepFrom, enqueuedUpTo + 1);
+        keepFrom = Math.min(keepFrom, streamUpTo + 1);
         if (keepFrom > lowWaterReported) {
             host.deliver(new ReplicaEvent.SettledLowWater(keepFrom));
             lowWaterReported = keepFrom;
-        }
-    }
-
-    private void reportLowWater() {
-        if (lowWaterCandidate >= 0 && enqueuedUpTo >= lowWaterNeedsCommit) {
-            host.deliver(new ReplicaEvent.SettledLowWater(lowWaterCandidate));
-            lowWaterReported = lowWaterCandidate;
-            lowWaterCandidate = -1;
-            lowWaterNeedsCommit = Long.MAX_VALUE;
         }
     }
 
@@ -267,12 +236,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * QueueMoved} (the next owner decides them), otherwise for good (deleted, storage failed).
      */
     private void drop(String why, boolean movedOn) {
-        lowWaterCandidate = -1;
-        lowWaterNeedsCommit = Long.MAX_VALUE;
-        machine = null;
+        owner.drop();
         streamMachine = null;
-        activeEpoch = null;
-        enqueuedUpTo = -1;
+        streamEpoch = null;
+        streamUpTo = -1;
         for (ConsumerEntry entry : consumers.values()) {
             entry.sink().cancelled(entry.tag());
         }
@@ -280,50 +247,52 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         intake.dropInFlight("queue '" + def.name() + "': " + why, movedOn);
     }
 
-    private void rebuild(Epoch epoch, long upTo) throws IOException {
-        if (stream) {
-            activateStream(epoch, upTo);
-            return;
+    /** What the owner side reads of the replica and the log, and its reports: the host's, on the shard. */
+    private final class OwnerHost implements QueueOwner.Host {
+        @Override
+        public Optional<Epoch> owning() {
+            return host.owningNow();
         }
-        long began = System.nanoTime();
-        LongArrayList messages = new LongArrayList();
-        LongHashSet settled = new LongHashSet();
-        // from the logical start, not the file's: what lies before it is settled, and a log keeps up to a segment
-        // (64 MiB) of settled messages; reading them all kept a new owner's shard busy for most of a second
-        long from = host.startNow();
-        for (Record record : host.readRecords(from, upTo)) {
-            switch (record) {
-                case Record.Message message -> messages.addLong(message.offset());
-                case Record.Settle settle -> settled.add(settle.settled());
-                case Record.EpochStart start -> {}
-            }
+
+        @Override
+        public boolean mayDeliver(Epoch epoch, long nowMs) {
+            return host.mayDeliverNow(epoch);
         }
-        LongArrayList unsettled = new LongArrayList();
-        for (int i = 0; i < messages.size(); i++) {
-            if (!settled.contains(messages.getLong(i))) {
-                unsettled.addLong(messages.getLong(i));
-            }
+
+        @Override
+        public long start() {
+            return host.startNow();
         }
-        machine = QueueMachine.recovered(unsettled.toLongArray());
-        machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
-        activeEpoch = epoch;
-        enqueuedUpTo = upTo;
-        LOG.info(
-                "event=replicated_queue_active queue={} epoch={} messages={} from={} up_to={} rebuild_us={}",
-                def.name(),
-                epoch,
-                machine.readyCount(),
-                from,
-                upTo,
-                (System.nanoTime() - began) / 1000);
-        // consumers kept from an earlier epoch of this owner subscribe again
-        Map<ConsumerKey, ConsumerEntry> carried = new LinkedHashMap<>(consumers);
-        consumers.clear();
-        carried.forEach((key, entry) -> {
-            consumers.put(key, entry);
-            machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), this);
-        });
-        gate();
+
+        @Override
+        public long end() {
+            return host.endNow();
+        }
+
+        @Override
+        public List<Record> read(long from, long to) throws IOException {
+            return host.readRecords(from, to);
+        }
+
+        @Override
+        public void rebuilt(Epoch epoch, QueueMachine machine, int messages) {
+            LOG.info(
+                    "event=replicated_queue_active queue={} epoch={} messages={} from={} up_to={}",
+                    def.name(),
+                    epoch,
+                    messages,
+                    host.startNow(),
+                    owner.enqueuedUpTo());
+            // consumers kept from an earlier epoch of this owner subscribe again
+            consumers.forEach((key, entry) ->
+                    machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), ReplicatedQueue.this));
+            startGateTicker();
+        }
+
+        @Override
+        public void settledLowWater(long offset) {
+            host.deliver(new ReplicaEvent.SettledLowWater(offset));
+        }
     }
 
     /**
@@ -335,8 +304,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             streamMachine = new StreamMachine(upTo);
             streamMachine.hold(); // until the owner lease allows it
         }
-        activeEpoch = epoch;
-        enqueuedUpTo = upTo;
+        streamEpoch = epoch;
+        streamUpTo = upTo;
         LOG.info(
                 "event=replicated_stream_active queue={} epoch={} start={} up_to={} readers={}",
                 def.name(),
@@ -354,21 +323,19 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * {@value #GATE_EVERY_MS} ms while active. On the shard.
      */
     private void gate() {
-        if (!serving()) {
-            return;
-        }
-        boolean mayDeliver = host.mayDeliverNow(activeEpoch);
         if (streamMachine != null) {
-            if (mayDeliver) {
+            if (host.mayDeliverNow(streamEpoch)) {
                 streamMachine.resume(streamReads);
             } else {
                 streamMachine.hold();
             }
-        } else if (mayDeliver) {
-            machine.resumeDelivery(this);
+            startGateTicker();
         } else {
-            machine.holdDelivery();
+            owner.gated(host.nowMs());
         }
+    }
+
+    private void startGateTicker() {
         if (gateTicker == null) {
             gateTicker = shard.every(GATE_EVERY_MS, this::gateTick);
         }
@@ -381,10 +348,12 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             gateTicker = null;
             return;
         }
-        if (++gateTicks % LOW_WATER_EVERY_TICKS == 0) {
-            findLowWater();
+        if (stream) {
+            findStreamLowWater();
+            gate();
+        } else {
+            owner.tick(host.nowMs());
         }
-        gate();
     }
 
     // ---------------------------------------------------------------------------------------------- LocalQueue
@@ -509,7 +478,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                         consumer.exclusive(),
                         StreamSupport.from(consumer.start(), streamLog, def.name()),
                         streamReads)
-                : machine.consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
+                : owner.gated(host.nowMs())
+                        .consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
         switch (outcome) {
             case ADDED -> {}
             case DUPLICATE_TAG -> {
@@ -535,7 +505,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
         @Override
         public long next() {
-            return enqueuedUpTo + 1;
+            return streamUpTo + 1;
         }
 
         @Override
@@ -558,8 +528,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public void cancel(ConsumerKey key) {
         consumers.remove(key);
-        if (machine != null) {
-            machine.cancel(key);
+        if (owner.serving()) {
+            owner.machine().cancel(key);
         }
         if (streamMachine != null) {
             streamMachine.cancel(key);
@@ -574,7 +544,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
-        gate();
+        QueueMachine machine = owner.gated(host.nowMs());
         return machine.get(noAck, this).map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount()));
     }
 
@@ -587,10 +557,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             }
             return;
         }
-        if (machine == null) {
+        if (!owner.serving()) {
             return; // a new owner redelivers them
         }
-        LocalQueue.apply(machine, offsets, settlement, this);
+        LocalQueue.apply(owner.gated(host.nowMs()), offsets, settlement, this);
     }
 
     @Override
@@ -601,16 +571,16 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
-        return machine.purge(this);
+        return owner.gated(host.nowMs()).purge(this);
     }
 
     @Override
     public int readyCount() {
         if (streamMachine != null) {
             // a stream's message count: the offsets it holds from its start to the commit (RabbitMQ counts the same)
-            return (int) Math.min(Integer.MAX_VALUE, Math.max(0, enqueuedUpTo + 1 - host.startNow()));
+            return (int) Math.min(Integer.MAX_VALUE, Math.max(0, streamUpTo + 1 - host.startNow()));
         }
-        return machine == null ? 0 : machine.readyCount();
+        return owner.serving() ? owner.machine().readyCount() : 0;
     }
 
     @Override
@@ -618,7 +588,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (streamMachine != null) {
             return streamMachine.consumerCount();
         }
-        return machine == null ? 0 : machine.consumerCount();
+        return owner.serving() ? owner.machine().consumerCount() : 0;
     }
 
     /** The queue was deleted: consumers told, publishes failed. On the shard. */

@@ -34,6 +34,12 @@ public enum Bug {
      */
     NO_OWNER_LEASE,
     /**
+     * The shipping owner side ({@code serving.QueueOwner}) lifts a delivery hold but never holds again: an owner whose
+     * lease ran out (deposed, cut off from its followers) goes on delivering while a new owner delivers the same
+     * messages.
+     */
+    DELIVER_ON_EXPIRED_LEASE,
+    /**
      * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
      * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
      */

@@ -24,6 +24,7 @@ import io.ganglion.replication.ReplicaEffect;
 import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.serving.PublishIntake;
+import io.ganglion.serving.QueueOwner;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
@@ -52,21 +53,97 @@ public final class SimBroker {
     private static final int PREFETCH = 20;
     private static final ByteBuffer BODIES = ByteBuffer.allocate(4096).asReadOnlyBuffer();
 
-    /** The owner side of one queue in one epoch. */
-    private static final class OwnedQueue {
-        final Epoch epoch;
-        final QueueMachine queue;
-        long enqueuedUpTo;
+    /**
+     * The owner side of one queue: the shipping {@link QueueOwner} over this broker's replica, and the leases of the
+     * consumers subscribed in the epoch it serves (on other brokers: a lease lapses unless refreshed).
+     */
+    private final class OwnedQueue implements QueueOwner.Host, QueueEffects {
+        final ObjectId object;
+        final QueueOwner owner;
         final TreeMap<ConsumerKey, Lease> leases = new TreeMap<>((a, b) -> a.channel() != b.channel()
                 ? Long.compare(a.channel(), b.channel())
                 : a.tag().compareTo(b.tag()));
         /** Channels closed here: never reopened, so no delivery of theirs can arrive after a redelivery. */
         final java.util.HashSet<ConsumerKey> closed = new java.util.HashSet<>();
 
-        OwnedQueue(Epoch epoch, QueueMachine queue, long enqueuedUpTo) {
-            this.epoch = epoch;
-            this.queue = queue;
-            this.enqueuedUpTo = enqueuedUpTo;
+        OwnedQueue(ObjectId object) {
+            this.object = object;
+            this.owner = new QueueOwner(
+                    this,
+                    this,
+                    cluster.config().has(Bug.DELIVER_ON_EXPIRED_LEASE)
+                            ? java.util.EnumSet.of(QueueOwner.Fault.DELIVER_ON_EXPIRED_LEASE)
+                            : java.util.EnumSet.noneOf(QueueOwner.Fault.class));
+        }
+
+        /** The epoch served, if the replica still owns it. */
+        Optional<Epoch> epoch() {
+            Optional<Epoch> served = owner.epoch();
+            return served.isPresent() && machine(object).owning().equals(served) ? served : Optional.empty();
+        }
+
+        @Override
+        public Optional<Epoch> owning() {
+            return machine(object).owning();
+        }
+
+        @Override
+        public boolean mayDeliver(Epoch epoch, long nowMs) {
+            return cluster.config().has(Bug.NO_OWNER_LEASE) || machine(object).mayDeliver(epoch, nowMs);
+        }
+
+        @Override
+        public long start() {
+            return machine(object).start();
+        }
+
+        @Override
+        public long end() {
+            return machine(object).end();
+        }
+
+        @Override
+        public List<Record> read(long from, long to) {
+            return replica(object).read(from, to);
+        }
+
+        @Override
+        public void rebuilt(Epoch epoch, QueueMachine machine, int messages) {
+            leases.clear(); // consumers subscribe again in the new epoch
+            closed.clear();
+        }
+
+        @Override
+        public void settledLowWater(long offset) {
+            handle(object, new ReplicaEvent.SettledLowWater(offset));
+        }
+
+        @Override
+        public void held() {
+            cluster.stats().deliveryHolds++;
+        }
+
+        @Override
+        public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
+            Lease lease = leases.get(consumer);
+            Record record = replica(object).record(offset);
+            if (lease == null || !(record instanceof Record.Message message)) {
+                return;
+            }
+            Epoch epoch = owner.epoch().orElseThrow();
+            lease.held.add(offset);
+            cluster.invariants().delivering(object, id, epoch, offset);
+            cluster.workload().deliver(id, lease.node, object, epoch, consumer, offset, message.id(), redelivered);
+        }
+
+        @Override
+        public void settle(long offset) {
+            long gen = generation;
+            cluster.scheduler().after(0, "settle", () -> {
+                if (gen == generation) {
+                    handle(object, new ReplicaEvent.SettleAdmitted(offset));
+                }
+            });
         }
     }
 
@@ -300,14 +377,14 @@ public final class SimBroker {
         long now = cluster.now();
         for (Map.Entry<ObjectId, OwnedQueue> entry : new ArrayList<>(queues.entrySet())) {
             OwnedQueue owned = entry.getValue();
-            if (!machine(entry.getKey()).owning().equals(Optional.of(owned.epoch))) {
+            if (owned.epoch().isEmpty()) {
                 queues.remove(entry.getKey());
                 continue;
             }
-            gate(entry.getKey(), owned);
+            owned.owner.tick(now);
             for (Map.Entry<ConsumerKey, Lease> lease : new ArrayList<>(owned.leases.entrySet())) {
                 if (now - lease.getValue().refreshedMs > LEASE_MS) {
-                    closeChannel(entry.getKey(), owned, lease.getKey());
+                    closeChannel(owned, lease.getKey());
                 }
             }
         }
@@ -610,79 +687,14 @@ public final class SimBroker {
         if (!isQueue(object)) {
             return;
         }
-        SimReplica disk = replica(object);
-        OwnedQueue owned = queues.get(object);
         if (!machine(object).owning().equals(Optional.of(epoch))) {
             queues.remove(object);
             return;
         }
-        if (owned == null || !owned.epoch.equals(epoch)) {
-            TreeSet<Long> unsettled = new TreeSet<>();
-            for (Record record : disk.read(disk.start(), upTo)) {
-                switch (record) {
-                    case Record.Message message -> unsettled.add(message.offset());
-                    case Record.Settle settle -> unsettled.remove(settle.settled());
-                    case Record.EpochStart start -> {}
-                }
-            }
-            owned = new OwnedQueue(
-                    epoch,
-                    QueueMachine.recovered(
-                            unsettled.stream().mapToLong(Long::longValue).toArray()),
-                    upTo);
-            queues.put(object, owned);
-            return;
-        }
-        gate(object, owned);
-        QueueEffects effects = queueEffects(object, owned);
-        for (long offset = owned.enqueuedUpTo + 1; offset <= upTo; offset++) {
-            if (disk.record(offset) instanceof Record.Message) {
-                owned.queue.enqueue(offset, effects);
-            }
-        }
-        owned.enqueuedUpTo = Math.max(owned.enqueuedUpTo, upTo);
-    }
-
-    private QueueEffects queueEffects(ObjectId object, OwnedQueue owned) {
-        return new QueueEffects() {
-            @Override
-            public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
-                Lease lease = owned.leases.get(consumer);
-                Record record = replica(object).record(offset);
-                if (lease == null || !(record instanceof Record.Message message)) {
-                    return;
-                }
-                lease.held.add(offset);
-                cluster.invariants().delivering(object, id, owned.epoch, offset);
-                cluster.workload()
-                        .deliver(id, lease.node, object, owned.epoch, consumer, offset, message.id(), redelivered);
-            }
-
-            @Override
-            public void settle(long offset) {
-                long gen = generation;
-                cluster.scheduler().after(0, "settle", () -> {
-                    if (gen == generation) {
-                        handle(object, new ReplicaEvent.SettleAdmitted(offset));
-                    }
-                });
-            }
-        };
-    }
-
-    /**
-     * Holds or resumes the queue's deliveries by {@link Replica#mayDeliver} now: the owner lease, and a new owner's wait
-     * for a deposed one's lease to lapse. Every operation that can hand out a message calls this first, at the same
-     * virtual time, so no delivery happens without the lease.
-     */
-    private void gate(ObjectId object, OwnedQueue owned) {
-        boolean may =
-                cluster.config().has(Bug.NO_OWNER_LEASE) || machine(object).mayDeliver(owned.epoch, cluster.now());
-        if (may) {
-            owned.queue.resumeDelivery(queueEffects(object, owned));
-        } else if (!owned.queue.deliveryHeld()) {
-            owned.queue.holdDelivery();
-            cluster.stats().deliveryHolds++;
+        try {
+            queues.computeIfAbsent(object, OwnedQueue::new).owner.deliverable(epoch, upTo, cluster.now());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e); // the simulated disk reads from memory
         }
     }
 
@@ -692,11 +704,12 @@ public final class SimBroker {
         if (!alive || owned == null) {
             return null;
         }
-        if (!machine(object).owning().equals(Optional.of(owned.epoch))) {
+        Optional<Epoch> served = owned.epoch();
+        if (served.isEmpty()) {
             queues.remove(object); // no longer the owner: what it held is recovered by the next one
             return null;
         }
-        return owned.epoch.equals(epoch) ? owned : null;
+        return served.get().equals(epoch) ? owned : null;
     }
 
     /** A consumer's channel closed: its unacknowledged messages go back, marked redelivered. */
@@ -705,18 +718,18 @@ public final class SimBroker {
         if (owned == null) {
             return;
         }
-        closeChannel(object, owned, consumer);
+        closeChannel(owned, consumer);
     }
 
     /** The consumer's channel is gone: what it held goes back, marked redelivered, and the consumer hears of it. */
-    private void closeChannel(ObjectId object, OwnedQueue owned, ConsumerKey consumer) {
+    private void closeChannel(OwnedQueue owned, ConsumerKey consumer) {
         owned.closed.add(consumer);
         Lease lease = owned.leases.remove(consumer);
         if (lease != null) {
-            gate(object, owned);
-            owned.queue.cancel(consumer);
-            owned.queue.requeue(lease.held.stream().mapToLong(Long::longValue).toArray(), queueEffects(object, owned));
-            cluster.workload().closed(id, lease.node, object, consumer);
+            QueueMachine queue = owned.owner.gated(cluster.now());
+            queue.cancel(consumer);
+            queue.requeue(lease.held.stream().mapToLong(Long::longValue).toArray(), owned);
+            cluster.workload().closed(id, lease.node, owned.object, consumer);
         }
     }
 
@@ -735,8 +748,7 @@ public final class SimBroker {
             lease = new Lease(node);
             owned.leases.put(consumer, lease);
             lease.refreshedMs = cluster.now();
-            gate(object, owned);
-            owned.queue.consume(consumer, PREFETCH, false, false, queueEffects(object, owned));
+            owned.owner.gated(cluster.now()).consume(consumer, PREFETCH, false, false, owned);
         }
         lease.refreshedMs = cluster.now();
     }
@@ -750,18 +762,21 @@ public final class SimBroker {
         if (lease == null || !lease.held.remove(offset)) {
             return;
         }
-        gate(object, owned);
-        QueueEffects effects = queueEffects(object, owned);
+        QueueMachine queue = owned.owner.gated(cluster.now());
         if (requeue) {
-            owned.queue.reject(offset, true, effects);
+            queue.reject(offset, true, owned);
         } else {
-            owned.queue.ack(offset, effects);
+            queue.ack(offset, owned);
         }
     }
 
     /** Ready and unacknowledged messages of the queue this broker owns, or -1 when it owns none. */
     public int queueDepth(ObjectId object) {
         OwnedQueue owned = queues.get(object);
-        return owned == null ? -1 : owned.queue.readyCount() + owned.queue.unackedCount();
+        if (owned == null || !owned.owner.serving()) {
+            return -1;
+        }
+        QueueMachine queue = owned.owner.machine();
+        return queue.readyCount() + queue.unackedCount();
     }
 }

@@ -103,6 +103,17 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchAnOwnerDeliveringOnAnExpiredLeaseWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.DELIVER_ON_EXPIRED_LEASE);
+        assertThat(caught)
+                .as("a seed where an owner delivers after its lease ran out")
+                .isNotNull();
+        assertThat(caught.violations())
+                .anyMatch(violation -> violation.contains("deposed owner still delivers")
+                        || violation.contains("not marked redelivered"));
+    }
+
+    @Test
     void shouldCatchADropWithoutTheOwnersProofWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.DROP_WITHOUT_PROOF);
         assertThat(caught)

@@ -1,0 +1,226 @@
+package io.ganglion.serving;
+
+import io.ganglion.coordination.Epoch;
+import io.ganglion.queues.QueueEffects;
+import io.ganglion.queues.QueueMachine;
+import io.ganglion.replication.Record;
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import org.agrona.collections.LongArrayList;
+import org.agrona.collections.LongHashSet;
+
+/**
+ * The owner side of one queue on one broker: the {@link QueueMachine} over the committed part of the queue's
+ * replicated log, while the broker's replica owns an epoch.
+ *
+ * <ul>
+ *   <li><b>Rebuild.</b> At the first commit report of an owned epoch ({@link #deliverable}) the queue is rebuilt from
+ *       the log: every message from the logical start that no settle record settles, all marked redelivered (an
+ *       earlier owner may have delivered them), with deliveries held until the lease allows them. The runtime then
+ *       subscribes its consumers again ({@link Host#rebuilt}).
+ *   <li><b>Committed only.</b> Later commit reports enqueue the messages up to the commit, so nothing is delivered
+ *       before it is durable on W copies.
+ *   <li><b>Lease gate.</b> {@link #gated} holds or resumes deliveries by the owner lease ({@link Host#mayDeliver}) and
+ *       is called before every operation that can deliver and on every {@link #tick}: a deposed owner stops handing out
+ *       messages before a new owner starts.
+ *   <li><b>Settled low water.</b> Every {@value #LOW_WATER_EVERY_MS} ms the lowest unsettled offset becomes a
+ *       candidate; once the log is committed past every settle record written until then, the replica hears of it
+ *       ({@link Host#settledLowWater}) and may discard the log below it.
+ * </ul>
+ *
+ * <p>Pure and single-threaded: the caller passes the time and runs every method on the queue's one thread.
+ */
+public final class QueueOwner {
+    /** How often the lowest unsettled offset is looked for while the queue is served. */
+    public static final long LOW_WATER_EVERY_MS = 500;
+
+    /** Deliberate rule breaks the simulator injects to show that its checkers catch them; the broker passes none. */
+    public enum Fault {
+        /** The gate lifts a hold but never holds again: an owner whose lease ran out goes on delivering. */
+        DELIVER_ON_EXPIRED_LEASE
+    }
+
+    /** The replica and log the queue is served from, as read at each call, and where its reports go. */
+    public interface Host {
+        /** The epoch the replica owns now, if any. */
+        Optional<Epoch> owning();
+
+        /** Whether the owner of {@code epoch} may hand out messages at {@code nowMs} (the owner lease). */
+        boolean mayDeliver(Epoch epoch, long nowMs);
+
+        /** The replica's logical start: everything before it is settled. */
+        long start();
+
+        /** The last offset of the log, -1 when empty. */
+        long end();
+
+        /** The records from {@code from} to {@code to}, both included. */
+        List<Record> read(long from, long to) throws IOException;
+
+        /** The queue was rebuilt for {@code epoch}: subscribe the consumers kept from an earlier epoch again. */
+        void rebuilt(Epoch epoch, QueueMachine machine, int messages);
+
+        /** Everything below {@code offset} is settled and its settle records are committed. */
+        void settledLowWater(long offset);
+
+        /** The gate held deliveries (they were flowing). */
+        default void held() {}
+    }
+
+    private final Host host;
+    private final QueueEffects effects;
+    private final Set<Fault> faults;
+    private QueueMachine machine;
+    private Epoch epoch;
+    private long enqueuedUpTo = -1;
+    private long lowWaterCandidate = -1;
+    private long lowWaterNeedsCommit = Long.MAX_VALUE;
+    private long lowWaterReported;
+    private long nextLowWaterMs = Long.MIN_VALUE;
+
+    public QueueOwner(Host host, QueueEffects effects, Set<Fault> faults) {
+        this.host = host;
+        this.effects = effects;
+        this.faults = Set.copyOf(faults);
+    }
+
+    public QueueOwner(Host host, QueueEffects effects) {
+        this(host, effects, Set.of());
+    }
+
+    /** Whether the queue is served: rebuilt for an owned epoch and not dropped since. */
+    public boolean serving() {
+        return machine != null;
+    }
+
+    /** The epoch the queue is served in, if it is. */
+    public Optional<Epoch> epoch() {
+        return Optional.ofNullable(epoch);
+    }
+
+    /** The last offset enqueued (the commit seen last), -1 when not served. */
+    public long enqueuedUpTo() {
+        return enqueuedUpTo;
+    }
+
+    /** The machine without passing the gate, for counts and settlements, or null when not served. */
+    public QueueMachine machine() {
+        return machine;
+    }
+
+    /**
+     * The machine after the gate at {@code nowMs}, for an operation that can deliver (consume, get, ack, reject,
+     * requeue, purge), or null when not served.
+     */
+    public QueueMachine gated(long nowMs) {
+        gate(nowMs);
+        return machine;
+    }
+
+    /**
+     * The commit of {@code epoch} reached {@code upTo}: the queue is rebuilt at a new owned epoch, or takes the newly
+     * committed messages. Ignored unless the replica owns {@code epoch} now.
+     */
+    public void deliverable(Epoch committed, long upTo, long nowMs) throws IOException {
+        if (!host.owning().equals(Optional.of(committed))) {
+            return;
+        }
+        if (!committed.equals(epoch)) {
+            rebuild(committed, upTo, nowMs);
+        } else if (upTo > enqueuedUpTo) {
+            gate(nowMs);
+            for (Record record : host.read(enqueuedUpTo + 1, upTo)) {
+                if (record instanceof Record.Message message) {
+                    machine.enqueue(message.offset(), effects);
+                }
+            }
+            enqueuedUpTo = upTo;
+        }
+        reportLowWater();
+    }
+
+    private void rebuild(Epoch owned, long upTo, long nowMs) throws IOException {
+        // from the logical start, not the file's: what lies before it is settled
+        LongArrayList messages = new LongArrayList();
+        LongHashSet settled = new LongHashSet();
+        for (Record record : host.read(host.start(), upTo)) {
+            switch (record) {
+                case Record.Message message -> messages.addLong(message.offset());
+                case Record.Settle settle -> settled.add(settle.settled());
+                case Record.EpochStart start -> {}
+            }
+        }
+        LongArrayList unsettled = new LongArrayList();
+        for (int i = 0; i < messages.size(); i++) {
+            if (!settled.contains(messages.getLong(i))) {
+                unsettled.addLong(messages.getLong(i));
+            }
+        }
+        machine = QueueMachine.recovered(unsettled.toLongArray());
+        machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
+        epoch = owned;
+        enqueuedUpTo = upTo;
+        lowWaterCandidate = -1;
+        lowWaterNeedsCommit = Long.MAX_VALUE;
+        host.rebuilt(owned, machine, machine.readyCount());
+        gate(nowMs);
+    }
+
+    /** Holds or resumes deliveries by the owner lease at {@code nowMs}. */
+    private void gate(long nowMs) {
+        if (machine == null) {
+            return;
+        }
+        if (host.mayDeliver(epoch, nowMs)) {
+            machine.resumeDelivery(effects);
+        } else if (!machine.deliveryHeld() && !faults.contains(Fault.DELIVER_ON_EXPIRED_LEASE)) {
+            machine.holdDelivery();
+            host.held();
+        }
+    }
+
+    /** The runtime's beat while the queue is served: the lease gate and, now and then, retention. */
+    public void tick(long nowMs) {
+        if (machine == null) {
+            return;
+        }
+        if (nowMs >= nextLowWaterMs) {
+            nextLowWaterMs = nowMs + LOW_WATER_EVERY_MS;
+            findLowWater();
+        }
+        gate(nowMs);
+    }
+
+    /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
+    private void findLowWater() {
+        if (lowWaterCandidate >= 0) {
+            return;
+        }
+        long lowest = Math.min(machine.lowestUnsettled(), enqueuedUpTo + 1);
+        if (lowest > lowWaterReported) {
+            lowWaterCandidate = lowest;
+            lowWaterNeedsCommit = host.end();
+            reportLowWater(); // at once when the log is committed to its end already
+        }
+    }
+
+    private void reportLowWater() {
+        if (lowWaterCandidate >= 0 && enqueuedUpTo >= lowWaterNeedsCommit) {
+            host.settledLowWater(lowWaterCandidate);
+            lowWaterReported = lowWaterCandidate;
+            lowWaterCandidate = -1;
+            lowWaterNeedsCommit = Long.MAX_VALUE;
+        }
+    }
+
+    /** The replica stopped owning, or the queue ends here: what it held is recovered by the next owner. */
+    public void drop() {
+        machine = null;
+        epoch = null;
+        enqueuedUpTo = -1;
+        lowWaterCandidate = -1;
+        lowWaterNeedsCommit = Long.MAX_VALUE;
+    }
+}
