@@ -22,6 +22,7 @@ import io.ganglion.queues.routing.Destination;
 import io.ganglion.queues.routing.Exchange;
 import io.ganglion.queues.routing.ExchangeType;
 import io.ganglion.queues.routing.HeadersMatcher;
+import io.ganglion.queues.routing.ResourceName;
 import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.HashMap;
@@ -96,8 +97,7 @@ final class Declarations {
             }
             if (declare.passive()) {
                 if (current.topology().exchange(declare.exchange()).isEmpty()) {
-                    return failed(
-                            ReplyCode.NOT_FOUND, "no exchange '" + declare.exchange() + "' in vhost '" + vhost + "'");
+                    return failed(ReplyCode.NOT_FOUND, "no " + ResourceName.exchange(vhost, declare.exchange()));
                 }
                 return done();
             }
@@ -178,8 +178,8 @@ final class Declarations {
         Vhost current = directory.vhost(vhost);
         if (declare.passive()) {
             QueueDef def = current.queue(declare.queue())
-                    .orElseThrow(() -> failure(
-                            ReplyCode.NOT_FOUND, "no queue '" + declare.queue() + "' in vhost '" + vhost + "'"));
+                    .orElseThrow(
+                            () -> failure(ReplyCode.NOT_FOUND, "no " + ResourceName.queue(vhost, declare.queue())));
             QueueDirectory.checkExclusive(def, vhost, connectionId);
             return access.counts(vhost, def);
         }
@@ -198,7 +198,7 @@ final class Declarations {
                     ReplyCode.PRECONDITION_FAILED,
                     "invalid property '"
                             + (!declare.durable() ? "non-durable" : declare.exclusive() ? "exclusive" : "auto-delete")
-                            + "' for queue '" + name + "' in vhost '" + vhost + "'");
+                            + "' for " + ResourceName.queue(vhost, name));
         }
         Map<String, Object> compared = new HashMap<>();
         args.forEach((key, value) -> {
@@ -275,7 +275,7 @@ final class Declarations {
         }
         throw failure(
                 ReplyCode.PRECONDITION_FAILED,
-                "invalid arg 'x-copies' for queue '" + name + "' in vhost '" + vhost + "': " + given
+                "invalid arg 'x-copies' for " + ResourceName.queue(vhost, name) + ": " + given
                         + " is not a number of copies between 1 and the cluster's " + clusterSize + " brokers");
     }
 
@@ -292,8 +292,8 @@ final class Declarations {
             default ->
                 throw failure(
                         ReplyCode.PRECONDITION_FAILED,
-                        "invalid arg 'x-queue-leader-locator' for queue '" + name + "' in vhost '" + vhost + "': '"
-                                + given + "', expected client-local or balanced");
+                        "invalid arg 'x-queue-leader-locator' for " + ResourceName.queue(vhost, name) + ": '" + given
+                                + "', expected client-local or balanced");
         };
     }
 
@@ -310,7 +310,7 @@ final class Declarations {
         }
         throw failure(
                 ReplyCode.PRECONDITION_FAILED,
-                "invalid arg 'x-durability' for queue '" + name + "' in vhost '" + vhost + "': '" + given
+                "invalid arg 'x-durability' for " + ResourceName.queue(vhost, name) + ": '" + given
                         + "', expected owner_durable, majority_durable or all_durable");
     }
 
@@ -322,8 +322,8 @@ final class Declarations {
         return QueueType.parse(String.valueOf(type))
                 .orElseThrow(() -> failure(
                         ReplyCode.PRECONDITION_FAILED,
-                        "invalid arg 'x-queue-type' for queue '" + name + "' in vhost '" + vhost
-                                + "': unsupported queue type '" + type + "', expected classic, quorum or stream"));
+                        "invalid arg 'x-queue-type' for " + ResourceName.queue(vhost, name)
+                                + ": unsupported queue type '" + type + "', expected classic, quorum or stream"));
     }
 
     /** Completes once a replicated queue has an activated owner, or after {@value #ACTIVATION_WAIT_MS} ms. */

@@ -265,14 +265,10 @@ final class HomeEndpoint {
                 case RemoteQueues.OP_COUNTS -> ok(call, replica.readyCount(), replica.consumerCount());
                 case RemoteQueues.OP_PURGE -> ok(call, replica.purge(), 0);
                 case RemoteQueues.OP_DELETE_CHECK -> {
-                    if ((call.flags() & RemoteQueues.FLAG_IF_UNUSED) != 0 && replica.consumerCount() > 0) {
-                        throw new BrokerFailure(ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' in use");
-                    }
-                    if ((call.flags() & RemoteQueues.FLAG_IF_EMPTY) != 0 && replica.readyCount() > 0) {
-                        throw new BrokerFailure(
-                                ReplyCode.PRECONDITION_FAILED, "queue '" + replica.name() + "' is not empty");
-                    }
-                    yield ok(call, replica.readyCount(), replica.consumerCount());
+                    long ready = replica.checkDeletable(
+                            (call.flags() & RemoteQueues.FLAG_IF_UNUSED) != 0,
+                            (call.flags() & RemoteQueues.FLAG_IF_EMPTY) != 0);
+                    yield ok(call, ready, replica.consumerCount());
                 }
                 case RemoteQueues.OP_GET, RemoteQueues.OP_GET_NO_ACK -> get(from, replica, call);
                 default -> throw new BrokerFailure(ReplyCode.NOT_IMPLEMENTED, "unknown queue operation " + call.op());

@@ -1,18 +1,21 @@
 package io.ganglion.broker;
 
+import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
+import io.ganglion.queues.routing.ResourceName;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * A queue this broker serves itself: a single-copy {@link QueueReplica}, or the owner's side of a {@link
- * ReplicatedQueue}. Every method but {@link #shard()} and {@link #name()} runs on {@link #shard()}.
+ * ReplicatedQueue}. Every method but {@link #shard()}, {@link #name()} and {@link #vhost()} runs on {@link #shard()}.
  */
 interface LocalQueue extends QueueHandle {
     Shard shard();
@@ -46,6 +49,23 @@ interface LocalQueue extends QueueHandle {
     int readyCount();
 
     int consumerCount();
+
+    String vhost();
+
+    /**
+     * The conditions of a {@code queue.delete}, in the order RabbitMQ's queue checks them: throws 406
+     * PRECONDITION_FAILED when {@code ifEmpty} and messages are ready, else when {@code ifUnused} and it has
+     * consumers. Returns the ready messages, the count the delete answers. Unacknowledged messages count for neither.
+     */
+    default long checkDeletable(boolean ifUnused, boolean ifEmpty) {
+        if (ifEmpty && readyCount() > 0) {
+            throw new BrokerFailure(ReplyCode.PRECONDITION_FAILED, ResourceName.queue(vhost(), name()) + " not empty");
+        }
+        if (ifUnused && consumerCount() > 0) {
+            throw new BrokerFailure(ReplyCode.PRECONDITION_FAILED, ResourceName.queue(vhost(), name()) + " in use");
+        }
+        return readyCount();
+    }
 
     /** Applies a channel's settlement of {@code offsets} to {@code machine}: ack, discard or requeue. */
     static void apply(QueueMachine machine, long[] offsets, Settlement settlement, QueueEffects effects) {

@@ -11,6 +11,7 @@ import io.ganglion.coordination.NodeId;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.Vhost;
 import io.ganglion.queues.routing.Exchange;
+import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.queues.routing.Topology;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
@@ -76,12 +77,11 @@ final class PublishRouter {
             Vhost current, String vhost, String exchange, String routingKey, BasicProperties properties) {
         Optional<Exchange> target = current.topology().exchange(exchange);
         if (target.isEmpty()) {
-            throw failure(ReplyCode.NOT_FOUND, "no exchange '" + exchange + "' in vhost '" + vhost + "'");
+            throw failure(ReplyCode.NOT_FOUND, "no " + ResourceName.exchange(vhost, exchange));
         }
         if (target.get().internal()) {
             throw failure(
-                    ReplyCode.ACCESS_REFUSED,
-                    "cannot publish to internal exchange '" + exchange + "' in vhost '" + vhost + "'");
+                    ReplyCode.ACCESS_REFUSED, "cannot publish to internal " + ResourceName.exchange(vhost, exchange));
         }
         List<String> keys = SenderSelected.routingKeys(routingKey, properties);
         Map<String, Object> headers = properties.headers() == null ? Map.of() : withoutBcc(properties.headers());

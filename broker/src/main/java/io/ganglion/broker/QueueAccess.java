@@ -16,6 +16,7 @@ import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.StreamStart;
+import io.ganglion.queues.routing.ResourceName;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -146,8 +147,8 @@ final class QueueAccess {
     }
 
     /**
-     * The checks before a queue is deleted, where it is served: PRECONDITION_FAILED if {@code ifUnused} and it has
-     * consumers, or {@code ifEmpty} and it has ready messages; else its ready messages.
+     * The checks before a queue is deleted, where it is served ({@link LocalQueue#checkDeletable}): PRECONDITION_FAILED
+     * if {@code ifEmpty} and it has ready messages, or {@code ifUnused} and it has consumers; else its ready messages.
      */
     CompletionStage<Long> checkDeletable(
             String vhost, String queue, boolean ifUnused, boolean ifEmpty, String connectionId) {
@@ -161,20 +162,7 @@ final class QueueAccess {
                     .thenApply(reply -> reply.count());
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
-        return CompletableFuture.supplyAsync(
-                () -> {
-                    if (ifUnused && replica.consumerCount() > 0) {
-                        throw failure(
-                                ReplyCode.PRECONDITION_FAILED, "queue '" + queue + "' in vhost '" + vhost + "' in use");
-                    }
-                    if (ifEmpty && replica.readyCount() > 0) {
-                        throw failure(
-                                ReplyCode.PRECONDITION_FAILED,
-                                "queue '" + queue + "' in vhost '" + vhost + "' is not empty");
-                    }
-                    return (long) replica.readyCount();
-                },
-                replica.shard());
+        return CompletableFuture.supplyAsync(() -> replica.checkDeletable(ifUnused, ifEmpty), replica.shard());
     }
 
     /**
@@ -203,7 +191,7 @@ final class QueueAccess {
         QueueDef def = directory.queueDef(vhost, queue, connectionId);
         LocalQueue replica = registry.localQueue(def.objectId());
         if (replica == null) {
-            throw failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'");
+            throw failure(ReplyCode.NOT_FOUND, "no " + ResourceName.queue(vhost, queue));
         }
         return replica;
     }

@@ -4,6 +4,7 @@ import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.FieldValue;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
+import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.Set;
@@ -24,7 +25,7 @@ final class QueueArguments {
 
     /** Checks the arguments of a declare of {@code queue} in {@code vhost}. */
     static void check(FieldTable arguments, String queue, String vhost) {
-        Checker checker = new Checker(arguments, "queue '" + queue + "' in vhost '" + vhost + "'");
+        Checker checker = new Checker(arguments, ResourceName.queue(vhost, queue));
         checker.integer("x-message-ttl", 0, MAX_EXPIRY_MS);
         checker.integer("x-expires", 1, MAX_EXPIRY_MS);
         checker.integer("x-max-length", 0, Long.MAX_VALUE);
@@ -58,7 +59,7 @@ final class QueueArguments {
 
     /** Checks a consumer's arguments ({@code x-priority}) on {@code queue} in {@code vhost}. */
     static void checkConsumer(FieldTable arguments, String queue, String vhost) {
-        new Checker(arguments, "queue '" + queue + "' in vhost '" + vhost + "'")
+        new Checker(arguments, ResourceName.queue(vhost, queue))
                 .integer("x-priority", Integer.MIN_VALUE, Integer.MAX_VALUE);
     }
 

@@ -13,6 +13,7 @@ import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.Rejection;
 import io.ganglion.metadata.Vhost;
+import io.ganglion.queues.routing.ResourceName;
 import java.util.Optional;
 import java.util.concurrent.CompletionStage;
 
@@ -50,7 +51,7 @@ final class QueueDirectory {
     QueueDef queueDef(String vhost, String queue, String connectionId) {
         QueueDef def = vhost(vhost)
                 .queue(queue)
-                .orElseThrow(() -> failure(ReplyCode.NOT_FOUND, "no queue '" + queue + "' in vhost '" + vhost + "'"));
+                .orElseThrow(() -> failure(ReplyCode.NOT_FOUND, "no " + ResourceName.queue(vhost, queue)));
         checkExclusive(def, vhost, connectionId);
         return def;
     }
@@ -60,8 +61,8 @@ final class QueueDirectory {
         if (def.exclusive() && !def.exclusiveOwner().equals(connectionId)) {
             throw failure(
                     ReplyCode.RESOURCE_LOCKED,
-                    "cannot obtain exclusive access to locked queue '" + def.name() + "' in vhost '" + vhost
-                            + "'. It could be originally declared on another connection or the exclusive property value"
+                    "cannot obtain exclusive access to locked " + ResourceName.queue(vhost, def.name())
+                            + ". It could be originally declared on another connection or the exclusive property value"
                             + " does not match that of the original declaration.");
         }
     }
@@ -89,7 +90,7 @@ final class QueueDirectory {
         return homeNow(vhost, def)
                 .orElseThrow(() -> failure(
                         ReplyCode.NOT_FOUND,
-                        "queue '" + def.name() + "' in vhost '" + vhost + "' has no active owner now (recovering)"));
+                        ResourceName.queue(vhost, def.name()) + " has no active owner now (recovering)"));
     }
 
     /** The active owner of a replicated queue in this broker's image; empty while it recovers. */

@@ -12,6 +12,7 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
 import io.ganglion.queues.StreamMachine;
+import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
@@ -121,6 +122,11 @@ final class QueueReplica implements QueueEffects, LocalQueue {
     @Override
     public String name() {
         return def.name();
+    }
+
+    @Override
+    public String vhost() {
+        return vhost;
     }
 
     @Override
@@ -363,8 +369,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
             case EXCLUSIVE_CONFLICT -> {
                 consumers.remove(key);
                 throw new BrokerFailure(
-                        ReplyCode.ACCESS_REFUSED,
-                        "queue '" + def.name() + "' in vhost '" + vhost + "' in exclusive use");
+                        ReplyCode.ACCESS_REFUSED, ResourceName.queue(vhost, def.name()) + " in exclusive use");
             }
         }
         flushSettles();

@@ -16,6 +16,7 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
 import io.ganglion.queues.StreamMachine;
+import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
@@ -130,6 +131,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     @Override
+    public String vhost() {
+        return vhost;
+    }
+
+    @Override
     public Shard shard() {
         return shard;
     }
@@ -147,7 +153,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private BrokerFailure notHere() {
         return new BrokerFailure(
                 ReplyCode.NOT_FOUND,
-                "queue '" + def.name() + "' in vhost '" + vhost + "' is not served here now (its owner is moving)");
+                ResourceName.queue(vhost, def.name()) + " is not served here now (its owner is moving)");
     }
 
     // ---------------------------------------------------------------------------------------------- listener
@@ -490,8 +496,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             case EXCLUSIVE_CONFLICT -> {
                 consumers.remove(key);
                 throw new BrokerFailure(
-                        ReplyCode.ACCESS_REFUSED,
-                        "queue '" + def.name() + "' in vhost '" + vhost + "' in exclusive use");
+                        ReplyCode.ACCESS_REFUSED, ResourceName.queue(vhost, def.name()) + " in exclusive use");
             }
         }
     }

@@ -5,6 +5,7 @@ import io.ganglion.amqp.protocol.FieldValue;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.queues.StreamStart;
+import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
@@ -34,7 +35,7 @@ final class StreamArguments {
         if (args.containsKey("x-max-age") && maxAgeMillis(args).isEmpty()) {
             throw new BrokerFailure(
                     ReplyCode.PRECONDITION_FAILED,
-                    "invalid arg 'x-max-age' for queue '" + name + "' in vhost '" + vhost + "': '"
+                    "invalid arg 'x-max-age' for " + ResourceName.queue(vhost, name) + ": '"
                             + args.get("x-max-age")
                             + "' is not an age such as 7D, 12h, 30m or 90s (units Y, M, D, h, m, s)");
         }
@@ -99,7 +100,7 @@ final class StreamArguments {
         if (value == null || value < 1 || value > max) {
             throw new BrokerFailure(
                     ReplyCode.PRECONDITION_FAILED,
-                    "invalid arg '" + key + "' for queue '" + name + "' in vhost '" + vhost + "': " + args.get(key)
+                    "invalid arg '" + key + "' for " + ResourceName.queue(vhost, name) + ": " + args.get(key)
                             + " is not a whole number of bytes from 1 to " + max);
         }
     }
@@ -148,7 +149,7 @@ final class StreamArguments {
     private static BrokerFailure invalidOffset(FieldValue value, String queue, String vhost, String why) {
         return new BrokerFailure(
                 ReplyCode.PRECONDITION_FAILED,
-                "invalid arg 'x-stream-offset' for stream queue '" + queue + "' in vhost '" + vhost + "': "
+                "invalid arg 'x-stream-offset' for stream " + ResourceName.queue(vhost, queue) + ": "
                         + FieldTables.toPlain(value) + ": " + why);
     }
 }

@@ -8,6 +8,7 @@ import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.queues.StreamStart;
+import io.ganglion.queues.routing.ResourceName;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -49,21 +50,20 @@ final class StreamSupport {
         if (noAck) {
             throw new BrokerFailure(
                     ReplyCode.NOT_IMPLEMENTED,
-                    "automatic acknowledgement not supported by stream queue '" + queue + "' in vhost '" + vhost + "'");
+                    "automatic acknowledgement not supported by stream " + ResourceName.queue(vhost, queue));
         }
         if (prefetch < 1) {
             throw new BrokerFailure(
                     ReplyCode.PRECONDITION_FAILED,
-                    "consumer prefetch count is not set for stream queue '" + queue + "' in vhost '" + vhost
-                            + "' (basic.qos with global=false before basic.consume)");
+                    "consumer prefetch count is not set for stream " + ResourceName.queue(vhost, queue)
+                            + " (basic.qos with global=false before basic.consume)");
         }
     }
 
     /** 540 for what a stream does not do ({@code basic.get}, {@code queue.purge}), as RabbitMQ answers. */
     static BrokerFailure unsupported(String what, String queue, String vhost) {
         return new BrokerFailure(
-                ReplyCode.NOT_IMPLEMENTED,
-                what + " not supported by stream queue '" + queue + "' in vhost '" + vhost + "'");
+                ReplyCode.NOT_IMPLEMENTED, what + " not supported by stream " + ResourceName.queue(vhost, queue));
     }
 
     /** The offset a new reader starts at: {@code start} resolved against {@code log} now. */

@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Node's amqplib (tests/amqplib) against a real broker: connect, declare, publish with confirms, consume, ack, and a
- * stream read from first and from an offset.
+ * Node's amqplib (tests/amqplib) against a real broker: test.js (connect, declare, publish with confirms, consume, ack,
+ * and a stream read from first and from an offset) and callback.js (every operation of the callback API, on a plain
+ * and a confirm channel).
  */
 class AmqplibIT {
     private static final Path SCRIPT_DIR =
@@ -26,8 +27,11 @@ class AmqplibIT {
             run(List.of("npm", "ci", "--no-audit", "--no-fund"), 300);
         }
         try (TestBroker broker = new TestBroker(dir.resolve("b"))) {
-            String output = run(List.of("node", "test.js", "amqp://guest:guest@127.0.0.1:" + broker.amqpPort), 60);
-            assertThat(output).contains("amqplib: 8 passed, 0 failed");
+            String url = "amqp://guest:guest@127.0.0.1:" + broker.amqpPort;
+            assertThat(run(List.of("node", "test.js", url), 60)).contains("amqplib: 8 passed, 0 failed");
+            // every operation of the callback API, each answer RabbitMQ 3.10.8's
+            assertThat(run(List.of("node", "callback.js", url), 120))
+                    .contains("amqplib callback: 101 passed, 0 failed");
         }
     }
 

@@ -74,6 +74,11 @@ class ForwardingClientTest {
         }
 
         @Override
+        public String vhost() {
+            return "/";
+        }
+
+        @Override
         public Shard shard() {
             return shard;
         }

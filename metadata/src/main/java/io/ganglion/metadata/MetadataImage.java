@@ -24,6 +24,7 @@ import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Destination;
 import io.ganglion.queues.routing.Equivalence;
 import io.ganglion.queues.routing.Exchange;
+import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.queues.routing.Topology;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -183,14 +184,13 @@ public record MetadataImage(
         if (Exchange.reservedName(delete.name())) {
             return rejected(
                     Kind.ACCESS_REFUSED,
-                    "deletion of system exchange '" + delete.name() + "' in vhost '" + delete.vhost()
-                            + "' not allowed");
+                    "deletion of system " + ResourceName.exchange(delete.vhost(), delete.name()) + " not allowed");
         }
         if (vhost.topology().exchange(delete.name()).isEmpty()) {
             return accepted(vhosts, users); // deleting what is not there succeeds, as in RabbitMQ since 3.2
         }
         if (delete.ifUnused() && !vhost.topology().bindingsFrom(delete.name()).isEmpty()) {
-            return rejected(Kind.PRECONDITION_FAILED, "exchange '" + delete.name() + "' in use");
+            return rejected(Kind.PRECONDITION_FAILED, ResourceName.exchange(delete.vhost(), delete.name()) + " in use");
         }
         Topology topology =
                 dropUnusedAutoDeleteExchanges(vhost.topology(), vhost.topology().withoutExchange(delete.name()));
@@ -213,8 +213,8 @@ public record MetadataImage(
             if (flags.isEmpty() && !current.exclusiveOwner().equals(queue.exclusiveOwner())) {
                 return rejected(
                         Kind.RESOURCE_LOCKED,
-                        "cannot obtain exclusive access to locked queue '" + queue.name() + "' in vhost '"
-                                + declare.vhost() + "'. It could be originally declared on another connection or the"
+                        "cannot obtain exclusive access to locked " + ResourceName.queue(declare.vhost(), queue.name())
+                                + ". It could be originally declared on another connection or the"
                                 + " exclusive property value does not match that of the original declaration.");
             }
             return flags.or(() -> current.difference(queue))
@@ -280,12 +280,11 @@ public record MetadataImage(
             return accepted(vhosts, users); // unbinding what is not there succeeds, as in RabbitMQ since 3.2
         }
         if (topology.exchange(binding.source()).isEmpty()) {
-            return rejected(Kind.NOT_FOUND, "no exchange '" + binding.source() + "' in vhost '" + vhostName + "'");
+            return rejected(Kind.NOT_FOUND, "no " + ResourceName.exchange(vhostName, binding.source()));
         }
         if (!destinationExists) {
             String what = destination.kind() == Destination.Kind.QUEUE ? "queue" : "exchange";
-            return rejected(
-                    Kind.NOT_FOUND, "no " + what + " '" + destination.name() + "' in vhost '" + vhostName + "'");
+            return rejected(Kind.NOT_FOUND, "no " + ResourceName.of(what, vhostName, destination.name()));
         }
         Topology next;
         if (add) {

@@ -11,7 +11,9 @@ import java.util.function.Consumer;
 public interface MetadataLog extends AutoCloseable {
     /**
      * Proposes {@code command}. The future completes once the command is committed and applied here, with the image it
-     * produced and its rejection if the state machine refused it; it fails if the command could not be committed. (A
+     * produced and its rejection if the state machine refused it, after every {@link #subscribe subscriber} has seen
+     * that image (so what a subscriber builds from it, a queue's replica, exists when a declare answers); it fails if
+     * the command could not be committed. (A
      * replicated log that learned of the command through a snapshot, or kept no image for it, gives its latest image,
      * which includes the command.) A rejection is an outcome, not a failure.
      */

@@ -95,11 +95,11 @@ public final class SimMetadataLog implements MetadataLog {
             image = result.image();
             CompletableFuture<MetadataImage.Applied> future = waiting.remove(applied);
             applied++;
-            if (future != null) {
-                future.complete(result);
-            }
             for (Consumer<MetadataImage> subscriber : List.copyOf(subscribers)) {
                 subscriber.accept(image);
+            }
+            if (future != null) {
+                future.complete(result); // after the subscribers, as the Ratis log
             }
         }
     }

@@ -446,12 +446,10 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
                 onOpen(open);
             }
             case RUNNING -> {
-                if (method instanceof ConnectionMethod.UpdateSecret) {
-                    // Our mechanisms have no secret to refresh: RabbitMQ's internal backend refuses the same way.
-                    throw ServerFault.of(
-                            ReplyCode.NOT_ALLOWED, method, "New secret was refused by one of the backends");
+                if (!(method instanceof ConnectionMethod.UpdateSecret updateSecret)) {
+                    throw unexpectedMethod(method);
                 }
-                throw unexpectedMethod(method);
+                onUpdateSecret(updateSecret);
             }
             case AWAITING_HEADER, CLOSING, CLOSED -> {}
         }
@@ -543,6 +541,21 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
                 connectionId,
                 user,
                 vhost);
+    }
+
+    /**
+     * Ganglion's users are internal users with a password, whose login state does not expire: as RabbitMQ's internal
+     * backend (its {@code state_can_expire()} is false), the new secret is taken without a check and answered, and the
+     * connection goes on as its user.
+     */
+    private void onUpdateSecret(ConnectionMethod.UpdateSecret updateSecret) {
+        send(new MethodCommand(0, new ConnectionMethod.UpdateSecretOk()));
+        LOG.log(
+                System.Logger.Level.DEBUG,
+                "AMQP secret updated connection={0} user={1} reason={2}",
+                connectionId,
+                user,
+                updateSecret.reason());
     }
 
     // ---------------------------------------------------------------- channels

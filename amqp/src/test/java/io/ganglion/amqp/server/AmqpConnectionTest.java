@@ -309,14 +309,27 @@ class AmqpConnectionTest {
     }
 
     @Test
-    void shouldCloseWith530OnUpdateSecret() {
+    void shouldAnswerUpdateSecretWithUpdateSecretOkAndStayOpen() {
         client.handshake();
+
+        client.send(0, new ConnectionMethod.UpdateSecret(LongString.of("token"), "refresh"));
+
+        assertThat(client.methods()).containsExactly(new ConnectionMethod.UpdateSecretOk());
+        client.send(1, new ChannelMethod.Open());
+        assertThat(client.methods()).containsExactly(new ChannelMethod.OpenOk());
+        assertThat(client.isOpen()).isTrue();
+    }
+
+    @Test
+    void shouldCloseWith504OnUpdateSecretBeforeTheConnectionIsOpen() {
+        client.sendHeader();
+        client.read();
 
         client.send(0, new ConnectionMethod.UpdateSecret(LongString.of("token"), "refresh"));
 
         assertThat(client.methods())
                 .containsExactly(new ConnectionMethod.Close(
-                        530, "NOT_ALLOWED - New secret was refused by one of the backends", 10, 70));
+                        504, "CHANNEL_ERROR - unexpected method in connection state starting", 10, 70));
     }
 
     @Test

@@ -256,12 +256,13 @@ final class MetadataStateMachine extends BaseStateMachine {
                 }
             }
         }
+        // the subscribers first: what they build from the image (a queue's replica) exists once a proposal completes
+        notifySubscribers(next);
         if (exact != null) {
             exact.complete(next);
         }
         ready.forEach(future -> future.complete(next));
         applied.forEach(future -> future.complete(null));
-        notifySubscribers(next);
     }
 
     private void notifySubscribers(MetadataImage next) {

@@ -103,6 +103,35 @@ class RatisMetadataLogIT {
      * waited out its 2 s timeout.
      */
     @Test
+    void shouldCompleteAProposalOnlyAfterTheProposersSubscribersSawItsImage() throws Exception {
+        cluster = RatisTestCluster.create(root, 3, config -> config);
+        cluster.startAll();
+        cluster.awaitLeader();
+        RatisMetadataLog follower = cluster.aFollower();
+        List<Long> seen = new CopyOnWriteArrayList<>();
+        follower.subscribe(image -> {
+            sleepQuietly(20); // a slow subscriber: the proposer's future must still wait for it
+            seen.add(image.appliedIndex());
+        });
+
+        for (int i = 0; i < 5; i++) {
+            MetadataImage.Applied applied =
+                    commit(follower, i == 0 ? new MetadataCommand.PutVhost("/") : queue("q" + i));
+            assertThat(seen)
+                    .as("subscriber saw index %d", applied.image().appliedIndex())
+                    .contains(applied.image().appliedIndex());
+        }
+    }
+
+    private static void sleepQuietly(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void shouldSyncAFollowerThroughTheLeaderReadIndex() throws Exception {
         cluster = RatisTestCluster.create(root, 3, config -> config);
         cluster.startAll();

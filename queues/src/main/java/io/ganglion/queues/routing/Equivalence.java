@@ -16,7 +16,7 @@ public final class Equivalence {
     public record Difference(String arg, String detail) {
         /** The whole reply text, for {@code kind} ({@code exchange} or {@code queue}) {@code name} in {@code vhost}. */
         public String text(String kind, String name, String vhost) {
-            return "inequivalent arg '" + arg + "' for " + kind + " '" + name + "' in vhost '" + vhost + "': " + detail;
+            return "inequivalent arg '" + arg + "' for " + ResourceName.of(kind, vhost, name) + ": " + detail;
         }
     }
 
