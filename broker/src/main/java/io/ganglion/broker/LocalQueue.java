@@ -5,6 +5,7 @@ import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
+import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
@@ -39,6 +40,35 @@ interface LocalQueue extends QueueHandle {
     void consume(ConsumerKey key, QueueConsumer consumer);
 
     void cancel(ConsumerKey key);
+
+    /**
+     * The checks before a consumer is added to queue {@code name}: a stream's consumer arguments, and a tag not in use
+     * on this queue ({@code tagInUse}), each a channel error as RabbitMQ gives it.
+     */
+    static void checkNewConsumer(boolean stream, String vhost, String name, QueueConsumer consumer, boolean tagInUse) {
+        if (stream) {
+            StreamSupport.checkConsumer(name, vhost, consumer.noAck(), consumer.prefetch());
+        }
+        if (tagInUse) {
+            throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
+        }
+    }
+
+    /** The machine's answer to a consume: nothing when added, else {@code undo} runs and the channel error follows. */
+    static void requireAdded(ConsumeOutcome outcome, String vhost, String name, String tag, Runnable undo) {
+        switch (outcome) {
+            case ADDED -> {}
+            case DUPLICATE_TAG -> {
+                undo.run();
+                throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + tag + "'");
+            }
+            case EXCLUSIVE_CONFLICT -> {
+                undo.run();
+                throw new BrokerFailure(
+                        ReplyCode.ACCESS_REFUSED, ResourceName.queue(vhost, name) + " in exclusive use");
+            }
+        }
+    }
 
     Optional<Delivery> get(boolean noAck);
 

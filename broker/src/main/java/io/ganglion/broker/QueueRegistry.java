@@ -212,7 +212,12 @@ final class QueueRegistry {
         QueueDef def = found.get();
         Shard shard = shardOf(def.objectId());
         long publisher = publisherId(context, directory.self(), false);
-        ReplicatedQueue queue = new ReplicatedQueue(object.vhost(), def, shard, publisher);
+        ReplicatedQueue queue = new ReplicatedQueue(
+                object.vhost(),
+                def,
+                shard,
+                publisher,
+                () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS));
         ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);
         queue.attach(host);
         replicated.put(def.objectId(), queue);

@@ -12,7 +12,6 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
 import io.ganglion.queues.StreamMachine;
-import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
@@ -345,13 +344,7 @@ final class QueueReplica implements QueueEffects, LocalQueue {
         if (closed) {
             throw new BrokerFailure(ReplyCode.NOT_FOUND, "queue '" + def.name() + "' was deleted");
         }
-        if (stream) {
-            StreamSupport.checkConsumer(def.name(), vhost, consumer.noAck(), consumer.prefetch());
-            if (consumers.containsKey(key)) {
-                throw new BrokerFailure(
-                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
-            }
-        }
+        LocalQueue.checkNewConsumer(stream, vhost, def.name(), consumer, consumers.containsKey(key));
         consumers.put(key, new ConsumerEntry(consumer.tag(), consumer.sink()));
         ConsumeOutcome outcome = stream
                 ? streamMachine.consume(
@@ -361,17 +354,8 @@ final class QueueReplica implements QueueEffects, LocalQueue {
                         StreamSupport.from(consumer.start(), streamLog, def.name()),
                         streamReads)
                 : machine.consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
-        switch (outcome) {
-            case ADDED -> hadConsumer = true;
-            case DUPLICATE_TAG ->
-                throw new BrokerFailure(
-                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
-            case EXCLUSIVE_CONFLICT -> {
-                consumers.remove(key);
-                throw new BrokerFailure(
-                        ReplyCode.ACCESS_REFUSED, ResourceName.queue(vhost, def.name()) + " in exclusive use");
-            }
-        }
+        LocalQueue.requireAdded(outcome, vhost, def.name(), consumer.tag(), () -> consumers.remove(key));
+        hadConsumer = true;
         flushSettles();
     }
 

@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -99,14 +100,18 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     private long nextLowWaterMs = Long.MIN_VALUE;
 
+    private final LongSupplier resendWindowMs;
+
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
 
     /**
      * @param publisher this broker's publisher id for the publishes it admits here: unique across restarts (its
      *     incarnation and node), since the log deduplicates by publisher and sequence
+     * @param resendWindowMs {@code replication.resend_window_ms} as the image holds it now
      */
-    ReplicatedQueue(String vhost, QueueDef def, Shard shard, long publisher) {
+    ReplicatedQueue(String vhost, QueueDef def, Shard shard, long publisher, LongSupplier resendWindowMs) {
+        this.resendWindowMs = resendWindowMs;
         this.vhost = vhost;
         this.def = def;
         this.shard = shard;
@@ -217,9 +222,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * committed first); never past the commit. The log discards only whole segments below the offset reported.
      */
     private void findStreamLowWater() {
-        if (streamMachine == null
-                || !retention.limited()
-                || host.nowMs() < nextLowWaterMs) {
+        if (streamMachine == null || !retention.limited() || host.nowMs() < nextLowWaterMs) {
             return;
         }
         nextLowWaterMs = host.nowMs() + QueueOwner.LOW_WATER_EVERY_MS;
@@ -278,6 +281,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         @Override
         public List<Record> read(long from, long to) throws IOException {
             return host.readRecords(from, to);
+        }
+
+        @Override
+        public long resendWindowMs() {
+            return resendWindowMs.getAsLong();
         }
 
         @Override
@@ -465,12 +473,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
-        if (stream) {
-            StreamSupport.checkConsumer(def.name(), vhost, consumer.noAck(), consumer.prefetch());
-        }
-        if (consumers.containsKey(key)) {
-            throw new BrokerFailure(ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
-        }
+        LocalQueue.checkNewConsumer(stream, vhost, def.name(), consumer, consumers.containsKey(key));
         gate();
         // registered before the machine sees it: consuming delivers the ready messages at once, to this entry
         consumers.put(
@@ -486,19 +489,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                         streamReads)
                 : owner.gated(host.nowMs())
                         .consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
-        switch (outcome) {
-            case ADDED -> {}
-            case DUPLICATE_TAG -> {
-                consumers.remove(key);
-                throw new BrokerFailure(
-                        ReplyCode.NOT_ALLOWED, "attempt to reuse consumer tag '" + consumer.tag() + "'");
-            }
-            case EXCLUSIVE_CONFLICT -> {
-                consumers.remove(key);
-                throw new BrokerFailure(
-                        ReplyCode.ACCESS_REFUSED, ResourceName.queue(vhost, def.name()) + " in exclusive use");
-            }
-        }
+        LocalQueue.requireAdded(outcome, vhost, def.name(), consumer.tag(), () -> consumers.remove(key));
     }
 
     /** The stream's log as a new reader's start needs it: readable up to the commit. */

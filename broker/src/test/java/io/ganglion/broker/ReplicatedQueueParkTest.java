@@ -12,6 +12,7 @@ import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
+import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.coordination.SealReply;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
@@ -65,7 +66,7 @@ class ReplicatedQueueParkTest {
                 "ganglion-1",
                 1,
                 DurabilityMode.OWNER_DURABLE);
-        queue = new ReplicatedQueue("/", def, shard, 1);
+        queue = new ReplicatedQueue("/", def, shard, 1, () -> RuntimeSettings.RESEND_WINDOW_MS.defaultValue());
         RecoveryReplySink replies = new RecoveryReplySink() {
             @Override
             public void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply) {}

@@ -392,7 +392,14 @@ class ReplicatedQueueIT {
      */
     @Test
     void shouldReseedAFollowerThatNeedsDiscardedRecords() throws Exception {
-        startCluster(3, "storage.segment_bytes", "8192", "replication.retention_protect_ms", "1000");
+        startCluster(
+                3,
+                "storage.segment_bytes",
+                "8192",
+                "replication.retention_protect_ms",
+                "1000",
+                "replication.resend_window_ms",
+                "1000");
         JsonNode queue = declare("journal", Map.of("x-queue-type", "quorum"));
         long epoch = queue.path("epoch").asLong();
         BrokerChild owner = byId(queue.path("owner").asText());

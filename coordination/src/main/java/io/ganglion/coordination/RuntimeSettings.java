@@ -28,6 +28,16 @@ public final class RuntimeSettings {
             DAY_MS,
             "a follower that reported within this long keeps the owner from discarding records it still needs");
 
+    public static final Setting RESEND_WINDOW_MS = new Setting(
+            "replication.resend_window_ms",
+            Type.DURATION_MS,
+            35_000,
+            0,
+            DAY_MS,
+            "a settled message stays in a queue's log this long after its commit, so that a publish sent again finds"
+                    + " its id after a restart or a reseed; below 35000 (the forwarding timeout and 5 s) a re-send may"
+                    + " be appended twice");
+
     public static final Setting HEARTBEAT_MS = new Setting(
             "liveness.heartbeat_ms", Type.DURATION_MS, 100, 10, 60_000, "how often brokers heartbeat the controller");
 
@@ -73,6 +83,7 @@ public final class RuntimeSettings {
         for (Setting setting : List.of(
                 FOLLOWER_LOSS_HOLD_MS,
                 RETENTION_PROTECT_MS,
+                RESEND_WINDOW_MS,
                 HEARTBEAT_MS,
                 EXPIRY_MS,
                 EAGER_FAILOVER_MS,

@@ -13,11 +13,13 @@ class SettingsTest {
         Settings settings = Settings.defaults();
         assertThat(settings.value(RuntimeSettings.FOLLOWER_LOSS_HOLD_MS)).isEqualTo(300_000);
         assertThat(settings.value(RuntimeSettings.RETENTION_PROTECT_MS)).isEqualTo(60_000);
+        assertThat(settings.value(RuntimeSettings.RESEND_WINDOW_MS)).isEqualTo(35_000);
         assertThat(RuntimeSettings.all())
                 .extracting(Setting::name)
                 .containsExactly(
                         "replication.follower_loss_hold_ms",
                         "replication.retention_protect_ms",
+                        "replication.resend_window_ms",
                         "liveness.heartbeat_ms",
                         "liveness.expiry_ms",
                         "liveness.eager_failover_ms",

@@ -5,6 +5,7 @@ import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.replication.Record;
 import java.io.IOException;
+import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -27,7 +28,9 @@ import org.agrona.collections.LongHashSet;
  *       messages before a new owner starts.
  *   <li><b>Settled low water.</b> Every {@value #LOW_WATER_EVERY_MS} ms the lowest unsettled offset becomes a
  *       candidate; once the log is committed past every settle record written until then, the replica hears of it
- *       ({@link Host#settledLowWater}) and may discard the log below it.
+ *       ({@link Host#settledLowWater}) and may discard the log below it. A settled record stays for the resend window
+ *       after its commit: a publish re-sent within it finds its id in the log (and is not appended twice) even on a
+ *       copy that restarted or was reseeded since, whose index of ids is rebuilt from the records it holds.
  * </ul>
  *
  * <p>Pure and single-threaded: the caller passes the time and runs every method on the queue's one thread.
@@ -36,10 +39,15 @@ public final class QueueOwner {
     /** How often the lowest unsettled offset is looked for while the queue is served. */
     public static final long LOW_WATER_EVERY_MS = 500;
 
+    /** How often at most the commit's time is noted, for the resend window. */
+    static final long COMMIT_MARK_EVERY_MS = 100;
+
     /** Deliberate rule breaks the simulator injects to show that its checkers catch them; the broker passes none. */
     public enum Fault {
         /** The gate lifts a hold but never holds again: an owner whose lease ran out goes on delivering. */
-        DELIVER_ON_EXPIRED_LEASE
+        DELIVER_ON_EXPIRED_LEASE,
+        /** The low water ignores the resend window: a settled record may go before a re-send of it arrives. */
+        DISCARD_INSIDE_RESEND_WINDOW
     }
 
     /** The replica and log the queue is served from, as read at each call, and where its reports go. */
@@ -65,6 +73,12 @@ public final class QueueOwner {
         /** Everything below {@code offset} is settled and its settle records are committed. */
         void settledLowWater(long offset);
 
+        /**
+         * How long a settled record stays after its commit: the longest a publish may be sent again after its first
+         * send ({@code replication.resend_window_ms}).
+         */
+        long resendWindowMs();
+
         /** The gate held deliveries (they were flowing). */
         default void held() {}
     }
@@ -79,6 +93,12 @@ public final class QueueOwner {
     private long lowWaterNeedsCommit = Long.MAX_VALUE;
     private long lowWaterReported;
     private long nextLowWaterMs = Long.MIN_VALUE;
+    /**
+     * Marks of the commit, oldest first: at mark {@code (offset, ms)} every record below {@code offset} was committed,
+     * so appended, by {@code ms}. One every {@value #COMMIT_MARK_EVERY_MS} ms at most, none older than the window kept
+     * but the newest of those.
+     */
+    private final ArrayDeque<long[]> commitMarks = new ArrayDeque<>();
 
     public QueueOwner(Host host, QueueEffects effects, Set<Fault> faults) {
         this.host = host;
@@ -137,8 +157,33 @@ public final class QueueOwner {
                 }
             }
             enqueuedUpTo = upTo;
+            markCommit(nowMs);
         }
         reportLowWater();
+    }
+
+    private void markCommit(long nowMs) {
+        long[] newest = commitMarks.peekLast();
+        if (newest == null || nowMs - newest[1] >= COMMIT_MARK_EVERY_MS) {
+            commitMarks.addLast(new long[] {enqueuedUpTo + 1, nowMs});
+        }
+    }
+
+    /**
+     * The offset below which every record was committed before the resend window began at {@code nowMs}, or -1 when no
+     * record is known to be that old.
+     */
+    private long outsideResendWindow(long nowMs) {
+        long floor = -1;
+        long windowStartMs = nowMs - host.resendWindowMs();
+        while (!commitMarks.isEmpty() && commitMarks.peekFirst()[1] <= windowStartMs) {
+            floor = commitMarks.peekFirst()[0];
+            if (commitMarks.size() == 1) {
+                break; // the newest old mark stays: the floor until a newer one ages
+            }
+            commitMarks.pollFirst();
+        }
+        return floor;
     }
 
     private void rebuild(Epoch owned, long upTo, long nowMs) throws IOException {
@@ -164,6 +209,9 @@ public final class QueueOwner {
         enqueuedUpTo = upTo;
         lowWaterCandidate = -1;
         lowWaterNeedsCommit = Long.MAX_VALUE;
+        // the inherited records' commit times are unknown here: they count as committed now
+        commitMarks.clear();
+        markCommit(nowMs);
         host.rebuilt(owned, machine, machine.readyCount());
         gate(nowMs);
     }
@@ -188,17 +236,20 @@ public final class QueueOwner {
         }
         if (nowMs >= nextLowWaterMs) {
             nextLowWaterMs = nowMs + LOW_WATER_EVERY_MS;
-            findLowWater();
+            findLowWater(nowMs);
         }
         gate(nowMs);
     }
 
     /** A new retention candidate: the lowest unsettled offset, reported once the settles before it are committed. */
-    private void findLowWater() {
+    private void findLowWater(long nowMs) {
         if (lowWaterCandidate >= 0) {
             return;
         }
         long lowest = Math.min(machine.lowestUnsettled(), enqueuedUpTo + 1);
+        if (!faults.contains(Fault.DISCARD_INSIDE_RESEND_WINDOW)) {
+            lowest = Math.min(lowest, outsideResendWindow(nowMs));
+        }
         if (lowest > lowWaterReported) {
             lowWaterCandidate = lowest;
             lowWaterNeedsCommit = host.end();
@@ -222,5 +273,6 @@ public final class QueueOwner {
         enqueuedUpTo = -1;
         lowWaterCandidate = -1;
         lowWaterNeedsCommit = Long.MAX_VALUE;
+        commitMarks.clear();
     }
 }

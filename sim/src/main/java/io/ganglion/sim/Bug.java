@@ -40,6 +40,12 @@ public enum Bug {
      */
     DELIVER_ON_EXPIRED_LEASE,
     /**
+     * The shipping owner side reports the lowest unsettled offset as its low water at once, ignoring the resend
+     * window: a settled record goes before a publish re-sent after it arrives, and a copy reseeded or restarted since
+     * (its dedupe index rebuilt from what it holds) appends the re-send again.
+     */
+    DISCARD_INSIDE_RESEND_WINDOW,
+    /**
      * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
      * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
      */

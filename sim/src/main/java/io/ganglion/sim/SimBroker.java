@@ -68,12 +68,14 @@ public final class SimBroker {
 
         OwnedQueue(ObjectId object) {
             this.object = object;
-            this.owner = new QueueOwner(
-                    this,
-                    this,
-                    cluster.config().has(Bug.DELIVER_ON_EXPIRED_LEASE)
-                            ? java.util.EnumSet.of(QueueOwner.Fault.DELIVER_ON_EXPIRED_LEASE)
-                            : java.util.EnumSet.noneOf(QueueOwner.Fault.class));
+            java.util.EnumSet<QueueOwner.Fault> faults = java.util.EnumSet.noneOf(QueueOwner.Fault.class);
+            if (cluster.config().has(Bug.DELIVER_ON_EXPIRED_LEASE)) {
+                faults.add(QueueOwner.Fault.DELIVER_ON_EXPIRED_LEASE);
+            }
+            if (cluster.config().has(Bug.DISCARD_INSIDE_RESEND_WINDOW)) {
+                faults.add(QueueOwner.Fault.DISCARD_INSIDE_RESEND_WINDOW);
+            }
+            this.owner = new QueueOwner(this, this, faults);
         }
 
         /** The epoch served, if the replica still owns it. */
@@ -105,6 +107,11 @@ public final class SimBroker {
         @Override
         public List<Record> read(long from, long to) {
             return replica(object).read(from, to);
+        }
+
+        @Override
+        public long resendWindowMs() {
+            return SimWorkload.RESEND_WINDOW_MS;
         }
 
         @Override
@@ -434,7 +441,10 @@ public final class SimBroker {
                 scheduleFsync();
             }
             case ReplicaEffect.Discard discard -> disk.discard(discard.below());
-            case ReplicaEffect.Reseed reseed -> disk.reseed(reseed.start(), reseed.history());
+            case ReplicaEffect.Reseed reseed -> {
+                cluster.stats().reseeds++;
+                disk.reseed(reseed.start(), reseed.history());
+            }
             case ReplicaEffect.ReadLog read ->
                 cluster.scheduler().after(0, "read", () -> {
                     if (gen == generation) {

@@ -22,6 +22,7 @@ public final class SimStats {
     long lost;
     long deliveryHolds;
     long parkedAdmitted;
+    long reseeds;
 
     public long ticks() {
         return ticks;
@@ -120,6 +121,11 @@ public final class SimStats {
         return parkedAdmitted;
     }
 
+    /** Copies that restarted their log from an owner's snapshot (the owner had discarded what they lacked). */
+    public long reseeds() {
+        return reseeds;
+    }
+
     @Override
     public String toString() {
         return "stalledAfterHeal=" + stalledAfterHeal + " " + "ticks=" + ticks + " heldTicks=" + heldTicks
@@ -130,6 +136,7 @@ public final class SimStats {
                 + confirmedPublishes + " delivered=" + delivered + " redelivered=" + redelivered + " resent=" + resent
                 + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " parkedAdmitted="
                 + parkedAdmitted
+                + " reseeds=" + reseeds
                 + " faults=" + faults
                 + " lostProposals="
                 + lostProposals + " rejectedProposals=" + rejectedProposals;

@@ -30,6 +30,15 @@ public final class SimWorkload {
     private static final long LOOP_MS = 100;
     private static final int MAX_PENDING = 100;
 
+    /**
+     * The resend window the simulated owners keep settled records for ({@code replication.resend_window_ms} in the
+     * broker). A publisher gives a publish up (its outcome unknown) {@value #RESEND_MARGIN_MS} ms before the window
+     * since its first send ends, as the broker's forwarding client fails a forwarded publish well within it.
+     */
+    static final long RESEND_WINDOW_MS = 3_000;
+
+    private static final long RESEND_MARGIN_MS = 1_000;
+
     private final SimCluster cluster;
     private final TreeMap<ObjectId, Publisher> publishers = new TreeMap<>();
     private final TreeMap<ObjectId, Consumer> consumers = new TreeMap<>();
@@ -43,6 +52,7 @@ public final class SimWorkload {
         Epoch epoch;
         NodeId owner;
         long sentMs = Long.MIN_VALUE;
+        long firstSentMs = Long.MIN_VALUE;
         boolean refused;
 
         Pending(PublishId id, int bytes) {
@@ -158,7 +168,14 @@ public final class SimWorkload {
         }
         long now = cluster.now();
         int sent = 0;
-        for (Pending pending : publisher.pending.values()) {
+        for (var it = publisher.pending.values().iterator(); it.hasNext(); ) {
+            Pending pending = it.next();
+            if (pending.firstSentMs != Long.MIN_VALUE
+                    && now - pending.firstSentMs >= RESEND_WINDOW_MS - RESEND_MARGIN_MS) {
+                it.remove(); // no re-send after the window: its outcome stays unknown
+                cluster.stats().unknownOutcome++;
+                continue;
+            }
             boolean moved =
                     pending.owner == null || !pending.epoch.equals(view.epoch()) || !pending.owner.equals(view.owner());
             if (!moved && !pending.refused && now - pending.sentMs < 1_000) {
@@ -170,6 +187,9 @@ public final class SimWorkload {
             pending.epoch = view.epoch();
             pending.owner = view.owner();
             pending.sentMs = now;
+            if (pending.firstSentMs == Long.MIN_VALUE) {
+                pending.firstSentMs = now;
+            }
             pending.refused = false;
             Epoch epoch = view.epoch();
             NodeId owner = view.owner();

@@ -114,6 +114,15 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchADiscardInsideTheResendWindowWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.DISCARD_INSIDE_RESEND_WINDOW);
+        assertThat(caught)
+                .as("a seed where a re-sent publish is appended again after its settled record went")
+                .isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("not marked redelivered"));
+    }
+
+    @Test
     void shouldCatchADropWithoutTheOwnersProofWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.DROP_WITHOUT_PROOF);
         assertThat(caught)

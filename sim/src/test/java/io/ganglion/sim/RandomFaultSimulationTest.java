@@ -34,6 +34,7 @@ class RandomFaultSimulationTest {
         long delivered = 0;
         long resent = 0;
         long holds = 0;
+        long reseeds = 0;
         long started = System.nanoTime();
         for (long seed = first; seed < first + count; seed++) {
             SimResult result = RandomFaults.run(seed);
@@ -48,6 +49,7 @@ class RandomFaultSimulationTest {
             delivered += result.stats().delivered();
             resent += result.stats().resent();
             holds += result.stats().deliveryHolds();
+            reseeds += result.stats().reseeds();
             if (single != null) {
                 System.out.println("seed " + seed + " trace hash " + Long.toHexString(result.traceHash()) + ": "
                         + result.summary());
@@ -61,7 +63,7 @@ class RandomFaultSimulationTest {
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
                         + " %d followers joined an activated epoch, %d left one, %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
-                        + " %d deliveries held by the owner lease, %d objects stalled by a restarted owner, %d failed%n",
+                        + " %d deliveries held by the owner lease, %d reseeds, %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
                 seconds,
@@ -76,6 +78,7 @@ class RandomFaultSimulationTest {
                 delivered,
                 resent,
                 holds,
+                reseeds,
                 stalled,
                 failures.size());
         assertThat(failures).as("failing seeds").isEmpty();
@@ -89,6 +92,9 @@ class RandomFaultSimulationTest {
         assertThat(confirmedPublishes).as("publishes were confirmed").isGreaterThan(100 * count);
         assertThat(resent).as("the forwarding path ran").isGreaterThan(count);
         assertThat(holds).as("owners held deliveries for the owner lease").isGreaterThan(count);
+        assertThat(reseeds)
+                .as("owners discarded settled records and copies reseeded")
+                .isGreaterThan(count / 10);
         assertThat(stalled)
                 .as("objects left with a restarted owner in an old epoch")
                 .isZero();
