@@ -5,8 +5,6 @@ import io.ganglion.amqp.codec.Command;
 import io.ganglion.amqp.codec.CommandAssembler;
 import io.ganglion.amqp.codec.ContentCommand;
 import io.ganglion.amqp.codec.Frame;
-import io.ganglion.amqp.codec.FrameDescriptor;
-import io.ganglion.amqp.codec.HeaderFrame;
 import io.ganglion.amqp.codec.MethodCommand;
 import io.ganglion.amqp.codec.MethodFrame;
 import io.ganglion.amqp.protocol.AccessMethod;
@@ -14,17 +12,13 @@ import io.ganglion.amqp.protocol.AmqpException;
 import io.ganglion.amqp.protocol.BasicMethod;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ChannelMethod;
-import io.ganglion.amqp.protocol.ClassId;
 import io.ganglion.amqp.protocol.ConfirmMethod;
 import io.ganglion.amqp.protocol.ConnectionMethod;
 import io.ganglion.amqp.protocol.ExchangeMethod;
-import io.ganglion.amqp.protocol.FrameErrorException;
 import io.ganglion.amqp.protocol.Method;
-import io.ganglion.amqp.protocol.MethodId;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.protocol.TxMethod;
-import io.ganglion.amqp.protocol.UnexpectedFrameException;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
@@ -94,10 +88,7 @@ final class AmqpChannel {
     private boolean busy;
     private boolean tornDown;
 
-    /** The content method whose header comes next, checked against the message size limit before assembling. */
-    private Method awaitingHeaderOf;
-    /** Body octets of an oversized publish still to discard. */
-    private long skipping;
+    private final OversizedContent oversized;
 
     private String lastDeclaredQueue = "";
     private PublisherConfirms confirms;
@@ -111,6 +102,7 @@ final class AmqpChannel {
         this.number = number;
         this.id = IDS.incrementAndGet();
         this.assembler = new CommandAssembler(number);
+        this.oversized = new OversizedContent(connection.config().maxMessageSize());
         this.consumers = new ChannelConsumers(connection, backend, number, id);
     }
 
@@ -126,71 +118,15 @@ final class AmqpChannel {
             onFrameWhileClosing(frame);
             return;
         }
-        if (skipping > 0) {
-            skipOversizedBody(frame);
+        if (oversized.intercept(frame, fault -> {
+            assembler.release();
+            submit(fault);
+        })) {
             return;
         }
-        if (awaitingHeaderOf != null && frame instanceof HeaderFrame header && isOversized(header)) {
-            refuseOversized(header);
-            return;
-        }
-        awaitingHeaderOf = null;
         Optional<Command> command = assembler.accept(frame);
-        if (command.isPresent()) {
-            submit(command.get());
-        } else if (frame instanceof MethodFrame methodFrame) {
-            awaitingHeaderOf = methodFrame.method();
-        }
-    }
-
-    /**
-     * Over {@code max_message_size} but within the codec's hard limit: above that, the assembler answers {@code 501} as
-     * RabbitMQ's does, before any {@code 406}.
-     */
-    private boolean isOversized(HeaderFrame header) {
-        long size = header.header().bodySize();
-        return awaitingHeaderOf instanceof BasicMethod.Publish
-                && header.header().classId() == ClassId.BASIC
-                && header.header().weight() == 0
-                && Long.compareUnsigned(size, connection.config().maxMessageSize()) > 0
-                && Long.compareUnsigned(size, FrameDescriptor.MAX_BODY_SIZE) <= 0;
-    }
-
-    /**
-     * RabbitMQ assembles the whole body and then refuses it; this channel refuses it from the header and discards the
-     * body frames as they come, so an oversized message is never buffered. The fault takes its turn behind earlier commands.
-     */
-    private void refuseOversized(HeaderFrame header) {
-        long size = header.header().bodySize();
-        assembler.release();
-        awaitingHeaderOf = null;
-        skipping = size;
-        submit(new ServerFault(
-                ReplyCode.PRECONDITION_FAILED,
-                "message size " + Long.toUnsignedString(size) + " is larger than configured max size "
-                        + connection.config().maxMessageSize(),
-                ClassId.BASIC,
-                MethodId.BASIC_PUBLISH.methodId()));
-    }
-
-    private void skipOversizedBody(Frame frame) {
-        if (!(frame instanceof BodyFrame body)) {
-            skipping = 0;
-            throw new UnexpectedFrameException(
-                    "expected content body, got non content body frame instead",
-                    ClassId.BASIC,
-                    MethodId.BASIC_PUBLISH.methodId());
-        }
-        int size = body.content().readableBytes();
-        body.release();
-        if (size > skipping) {
-            skipping = 0;
-            throw new FrameErrorException(
-                    "content body frame exceeds remaining content size",
-                    ClassId.BASIC,
-                    MethodId.BASIC_PUBLISH.methodId());
-        }
-        skipping -= size;
+        oversized.assembled(frame, command.isPresent());
+        command.ifPresent(this::submit);
     }
 
     private void onFrameWhileClosing(Frame frame) {
@@ -807,8 +743,6 @@ final class AmqpChannel {
         }
         tornDown = true;
         assembler.release();
-        awaitingHeaderOf = null;
-        skipping = 0;
         consumers.cancelAll();
         if (tx != null) {
             tx.rollback(consumers); // its settled deliveries are requeued with the unacked ones
