@@ -286,7 +286,7 @@ class StreamIT {
         TestCluster.awaitQueue(
                 brokers.get(0),
                 "recent",
-                q -> (2000 - q.path("owner_status").path("start").asLong()) * 1000L <= 200_000 + 65_536);
+                q -> (2001 - q.path("owner_status").path("start").asLong()) * 1000L <= 200_000 + 65_536);
         Reader reader = Reader.subscribe(first, "recent", "first");
         Read oldest = reader.take(1).getFirst();
         int oldestIndex = Integer.parseInt(oldest.body().substring(padding.length() + 1));
