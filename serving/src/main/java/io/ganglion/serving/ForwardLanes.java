@@ -60,7 +60,10 @@ public final class ForwardLanes<T> {
         }
     }
 
-    /** What a round did: the publishes that timed out (removed, to be failed) and how many were sent again. */
+    /**
+     * What a round did: the publishes that timed out (removed, to be failed) and how many were sent again (a publish
+     * that waited from the start for its queue's owner is sent, not re-sent).
+     */
     public record Round<T>(List<T> timedOut, int resent) {}
 
     private static final class Lane {
@@ -90,6 +93,9 @@ public final class ForwardLanes<T> {
         NodeId home;
         boolean waiting;
         int refusals;
+        /** Sent at least once (an adopted publish was, to the own replica). */
+        boolean sent;
+
         boolean resent;
 
         Entry(long queue, T publish, long deadlineMs, Lane lane) {
@@ -131,6 +137,7 @@ public final class ForwardLanes<T> {
         }
         if (owner.isPresent() && entry.lane.sendNow(owner.get())) {
             entry.home = owner.get();
+            entry.sent = true;
             if (!effects.send(owner.get(), sequence, publish)) {
                 backToWaiting(entry);
             }
@@ -164,6 +171,7 @@ public final class ForwardLanes<T> {
         if (entries.putIfAbsent(kept, entry) != null) {
             throw new IllegalArgumentException("sequence " + kept + " is forwarded already");
         }
+        entry.sent = true;
         startWaiting(entry);
         effects.resendSoon();
     }
@@ -246,8 +254,11 @@ public final class ForwardLanes<T> {
                 held.put(entry.queue, true); // recovering, or an earlier publish in flight to another broker
                 continue;
             }
-            entry.resent = true;
-            resent++;
+            if (entry.sent) {
+                entry.resent = true;
+                resent++;
+            }
+            entry.sent = true;
             if (!effects.send(owner.get(), next.getKey(), entry.publish)) {
                 backToWaiting(entry);
                 held.put(entry.queue, true);
