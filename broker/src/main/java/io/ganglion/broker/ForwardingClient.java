@@ -1,12 +1,13 @@
 package io.ganglion.broker;
 
+import static io.ganglion.broker.Failures.unwrap;
+
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.Delivery;
 import io.ganglion.amqp.server.DeliverySink;
 import io.ganglion.amqp.server.QueueHandle;
 import io.ganglion.amqp.server.Settlement;
-import io.ganglion.broker.PublishLane.Forwarded;
 import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.broker.peer.PeerMessage.CancelConsumer;
 import io.ganglion.broker.peer.PeerMessage.ConsumerCancelled;
@@ -18,28 +19,27 @@ import io.ganglion.broker.peer.PeerMessage.QueueReply;
 import io.ganglion.broker.peer.PeerMessage.Settle;
 import io.ganglion.broker.peer.PeerMessage.Subscribe;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.serving.ForwardLanes;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
 import java.util.function.LongFunction;
-import org.agrona.collections.LongHashSet;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,18 +48,20 @@ import org.slf4j.LoggerFactory;
  * gets, settlements and calls to the broker that serves the queue (its home, or a replicated queue's owner), and
  * re-sending a replicated queue's publishes to its next owner when the owner changes.
  *
- * <p>Implementation notes. Pending publishes and calls wait in maps by sequence and request id; each home has a
- * session of {@link RemoteHandle}s, one per queue, that dies with the link. When the link to a home closes, pending
- * publishes to a queue that is not replicated fail (the client gets a nack: the outcome is unknown), pending calls
- * fail, every consumer on that home is cancelled ({@code basic.cancel}), and later settlements through a dead handle
- * are dropped: the home has already requeued those messages, and an ack meant for the old delivery must not settle the
- * message's next delivery.
+ * <p>Implementation notes. A replicated queue's publishes from this broker, this broker's own replica's included, go
+ * through the shipping {@link ForwardLanes} (the simulator runs the same), one instance per shard, confined to it: a
+ * queue's lane lives on the shard its copy here runs on ({@link QueueRegistry#shardOf}, stable per queue), so the own
+ * replica's publishes pass their lane in the task that hands them to the replica, with no lock and no extra hop. A
+ * publish's sequence names its shard ({@code sequence % shards}), so an answer from the owner finds its lane. A queue
+ * that is not replicated has no lanes: its forwarded publishes wait in a map by sequence, fail when the link to their
+ * home closes (the client gets a nack: the outcome is unknown) or after the timeout. Each home has a session of {@link
+ * RemoteHandle}s, one per queue, that dies with the link: pending calls fail, every consumer on that home is
+ * cancelled ({@code basic.cancel}), and later settlements through a dead handle are dropped: the home has already
+ * requeued those messages, and an ack meant for the old delivery must not settle the message's next delivery.
  *
  * <p>Ordering: messages of one link arrive in order, so publishes forwarded by one broker reach the home in the order
- * they were sent. A replicated queue's publishes keep their order across a change of owner too, through the queue's
- * {@link PublishLane}: the resender sends waiting publishes in sequence order (the map is sorted), each only once
- * every publish of its queue still in flight went to the same broker. A channel's publishes then reach every owner in
- * the order the client sent them, and a stream or queue keeps that order in its log.
+ * they were sent; a replicated queue's keep their order across a change of owner through their lane, so a channel's
+ * publishes reach every owner in the order the client sent them, and a stream or queue keeps that order in its log.
  */
 final class ForwardingClient {
     private static final Logger LOG = LoggerFactory.getLogger(ForwardingClient.class);
@@ -73,23 +75,21 @@ final class ForwardingClient {
 
     private static final long RESEND_SOON_MS = 5;
 
-    /**
-     * Quick retries a publish gets after refusals, about 100 ms of them (a new owner takes the role a little after the
-     * forwarding broker learns of it); then only the 50 ms round, for an owner that keeps refusing.
-     */
-    private static final int QUICK_RETRIES = 20;
-
     private final NodeId self;
     private final LongFunction<LocalQueue> localReplicas;
+    private final LongFunction<Shard> shardOf;
     private final BiPredicate<NodeId, PeerMessage> sender;
     /** How long a forwarded publish waits for its home's answer. */
     private final long publishTimeoutNanos;
 
     private final AtomicLong ids = new AtomicLong();
-    /** Undecided forwarded publishes by sequence, sorted: the resender sends waiting ones in the order they came. */
-    private final ConcurrentSkipListMap<Long, Forwarded> publishes = new ConcurrentSkipListMap<>();
-    /** Per replicated queue (object id), its {@link PublishLane}. */
-    private final Map<Long, PublishLane> lanes = new ConcurrentHashMap<>();
+    /** Counts publishes: a publish's sequence is this count times the shards, plus its lanes' shard. */
+    private final AtomicLong publishCount = new AtomicLong();
+
+    private final List<ShardLanes> lanes;
+    private final Map<Shard, ShardLanes> lanesOf = new IdentityHashMap<>();
+    /** Forwarded publishes to queues that are not replicated, by sequence, until answered, failed or timed out. */
+    private final Map<Long, Plain> plain = new ConcurrentHashMap<>();
 
     private final Map<Long, Pending<QueueReply>> calls = new ConcurrentHashMap<>();
     private final Map<Long, RemoteConsumer> consumers = new ConcurrentHashMap<>();
@@ -100,19 +100,43 @@ final class ForwardingClient {
     /** The active owner of a replicated queue (vhost, name) as this broker's image shows it. */
     private volatile BiFunction<String, String, Optional<NodeId>> ownerOf = (vhost, queue) -> Optional.empty();
 
-    private final ScheduledExecutorService resender = Executors.newSingleThreadScheduledExecutor(runnable -> {
-        Thread thread = new Thread(runnable, "ganglion-resend");
+    private final ScheduledExecutorService timeouts = Executors.newSingleThreadScheduledExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "ganglion-forward-timeouts");
         thread.setDaemon(true);
         return thread;
     });
-    /** Whether the first answer to a publish of the last re-send round was logged (a failover's timeline). */
-    private final AtomicBoolean resentAnswerLogged = new AtomicBoolean(true);
-    /** A resend is scheduled {@value #RESEND_SOON_MS} ms from now; set and cleared on the resender's schedule. */
-    private final AtomicBoolean resendSoon = new AtomicBoolean();
 
     private record Pending<T>(NodeId home, CompletableFuture<T> future) {}
 
     private record RemoteConsumer(RemoteHandle handle, String tag, DeliverySink sink) {}
+
+    /** A forwarded publish to a queue that is not replicated: never sent again. */
+    private record Plain(NodeId home, String queue, CompletableFuture<Void> future, long deadline) {}
+
+    /** A publish to a replicated queue, as its lane holds it. */
+    private static final class Forwarded {
+        final String vhost;
+        final String queue;
+        final long queueId;
+        final ByteBuffer message;
+        final CompletableFuture<Void> future = new CompletableFuture<>();
+        private byte[] bytes;
+
+        Forwarded(String vhost, String queue, long queueId, ByteBuffer message) {
+            this.vhost = vhost;
+            this.queue = queue;
+            this.queueId = queueId;
+            this.message = message;
+        }
+
+        /** Its message as the peer link sends it, copied once. */
+        byte[] bytes() {
+            if (bytes == null) {
+                bytes = RemoteQueues.bytes(message);
+            }
+            return bytes;
+        }
+    }
 
     /** A queue on another broker as a channel sees it: dead once the link it was reached through closed. */
     static final class RemoteHandle implements QueueHandle {
@@ -134,23 +158,36 @@ final class ForwardingClient {
     }
 
     /**
-     * A client of the homes reached through {@code sender}; a publish it forwards fails after {@code
-     * publishTimeoutNanos} without an answer.
+     * A client of the homes reached through {@code sender}; a replicated queue's lane is on {@code shardOf(queue)}, one
+     * of {@code shards}; a publish it forwards fails after {@code publishTimeoutNanos} without an answer.
      */
     ForwardingClient(
             NodeId self,
             LongFunction<LocalQueue> localReplicas,
+            LongFunction<Shard> shardOf,
+            List<Shard> shards,
             long publishTimeoutNanos,
             BiPredicate<NodeId, PeerMessage> sender) {
         this.self = self;
         this.localReplicas = localReplicas;
+        this.shardOf = shardOf;
         this.publishTimeoutNanos = publishTimeoutNanos;
         this.sender = sender;
+        List<ShardLanes> made = new ArrayList<>();
+        for (Shard shard : shards) {
+            ShardLanes one = new ShardLanes(shard, made.size());
+            made.add(one);
+            lanesOf.put(shard, one);
+        }
+        this.lanes = List.copyOf(made);
     }
 
-    /** Starts the resender's round. */
+    /** Starts the rounds of re-sends and timeouts. */
     void startResending() {
-        resender.scheduleWithFixedDelay(this::resend, RESEND_EVERY_MS, RESEND_EVERY_MS, TimeUnit.MILLISECONDS);
+        for (ShardLanes one : lanes) {
+            one.shard.every(RESEND_EVERY_MS, one::round);
+        }
+        timeouts.scheduleWithFixedDelay(this::timeOutPlain, RESEND_EVERY_MS, RESEND_EVERY_MS, TimeUnit.MILLISECONDS);
     }
 
     /** How re-sends find a replicated queue's owner, and this broker's publisher id (from its incarnation). */
@@ -161,8 +198,8 @@ final class ForwardingClient {
 
     /** The image changed: publishes waiting for an owner are sent at once if it names one. Any thread. */
     void ownersMayHaveChanged() {
-        if (!publishes.isEmpty()) {
-            resender.execute(this::resend);
+        for (ShardLanes one : lanes) {
+            one.shard.execute(one::roundIfAny);
         }
     }
 
@@ -171,228 +208,242 @@ final class ForwardingClient {
     /**
      * Forwards a publish; the future completes when the home made it durable, exceptionally otherwise. A replicated
      * queue's publish waits in its lane when an earlier one of the queue waits or is in flight elsewhere, or when its
-     * owner is not known here yet ({@code home} is this broker); the resender sends it in its turn.
+     * owner is not known here yet ({@code home} is this broker); a round sends it in its turn.
      */
     CompletableFuture<Void> publish(
             NodeId home, String vhost, long queueId, String queue, boolean replicated, ByteBuffer message) {
-        long sequence = ids.incrementAndGet();
-        Forwarded forwarded = forwarded(home, vhost, queue, queueId, message, replicated);
-        CompletableFuture<Void> done = forwarded.future;
         if (replicated) {
-            boolean now = !home.equals(self) && forwarded.sendNow(home);
-            if (home.equals(self)) {
-                forwarded.startWaiting();
-            }
-            publishes.put(sequence, forwarded);
-            if (now && !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
-                forwarded.backToWaiting(); // its owner may be moving: the resender tries the next one
-            }
-            return done;
+            Forwarded forwarded = new Forwarded(vhost, queue, queueId, message);
+            ShardLanes one = lanesOf(queueId);
+            long sequence = one.nextSequence();
+            Optional<NodeId> owner = home.equals(self) ? Optional.empty() : Optional.of(home);
+            one.shard.execute(() -> one.submit(queueId, sequence, forwarded, owner));
+            return forwarded.future;
         }
-        publishes.put(sequence, forwarded);
-        if (home.equals(self) || !send(home, new PublishToHome(publisher, sequence, queueId, forwarded.message))) {
-            publishes.remove(sequence);
+        long sequence = publishCount.incrementAndGet() * lanes.size();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        plain.put(sequence, new Plain(home, queue, done, System.nanoTime() + publishTimeoutNanos));
+        if (home.equals(self)
+                || !send(home, new PublishToHome(publisher, sequence, queueId, RemoteQueues.bytes(message)))) {
+            plain.remove(sequence);
             done.completeExceptionally(homeDown(home, queue));
         }
         return done;
     }
 
     /**
-     * A publish to forward. A home that never answers (stuck, or a message lost with a link that broke and came back)
-     * must not leave the publisher waiting for ever: after the timeout the resender fails it (the client's publish is
-     * nacked, its outcome unknown) and forgets it.
+     * A client's publish to a replicated queue this broker owns: handed to its replica on the replica's shard when its
+     * lane lets it pass (no earlier publish of the queue from this broker waits or is in flight elsewhere), else
+     * behind them in the lane. If the replica cannot decide it ({@link QueueMoved}: the owner role is being taken or
+     * was just lost), it goes on to the next owner with the same id instead of a nack.
      */
-    private Forwarded forwarded(
-            NodeId home, String vhost, String queue, long queueId, ByteBuffer message, boolean replicated) {
-        return new Forwarded(
-                home,
-                vhost,
-                queue,
-                queueId,
-                RemoteQueues.bytes(message),
-                replicated,
-                System.nanoTime() + publishTimeoutNanos,
-                replicated ? lane(queueId) : new PublishLane());
-    }
-
-    private PublishLane lane(long queueId) {
-        return lanes.computeIfAbsent(queueId, id -> new PublishLane());
-    }
-
-    /** A sequence for a client's publish to a replicated queue this broker owns: its id is (publisher, sequence). */
-    long nextSequence() {
-        return ids.incrementAndGet();
-    }
-
-    /** This broker's publisher id in replicated queues' logs. */
-    long publisherId() {
-        return publisher;
-    }
-
-    /**
-     * Whether a client's publish to replicated queue {@code queueId} may go to this broker's own replica now (see
-     * {@link PublishLane}); if so it counts as in flight there until {@link #decidedLocally} or {@link #adopt}.
-     */
-    boolean publishLocallyNow(long queueId) {
-        return lane(queueId).sendNow(self);
-    }
-
-    /** A publish {@link #publishLocallyNow} let through was decided by this broker's replica. */
-    void decidedLocally(long queueId) {
-        lane(queueId).decidedInFlight();
-    }
-
-    /**
-     * Takes over a publish to a replicated queue that this broker's own replica could not decide ({@link QueueMoved}):
-     * it is sent, with the same (publisher, sequence), to the queue's next owner like a forwarded publish whose owner
-     * died, and the future completes with its outcome there.
-     */
-    CompletableFuture<Void> adopt(long sequence, String vhost, long queueId, String queue, ByteBuffer message) {
-        Forwarded forwarded = forwarded(self, vhost, queue, queueId, message, true);
-        publishes.put(sequence, forwarded);
-        forwarded.adoptedFromInFlight();
-        ownersMayHaveChanged();
+    CompletableFuture<Void> publishToOwnReplica(
+            String vhost, long queueId, String queue, LocalQueue replica, ByteBuffer message) {
+        Forwarded forwarded = new Forwarded(vhost, queue, queueId, message);
+        ShardLanes one = lanesOf.get(replica.shard());
+        long sequence = one.nextSequence();
+        long id = publisher;
+        one.shard.execute(() -> {
+            if (!one.lanes.sendLocally(queueId, self)) {
+                one.submit(queueId, sequence, forwarded, Optional.of(self));
+                return;
+            }
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            replica.publish(message.duplicate(), done, id, sequence);
+            done.whenComplete((ignored, failure) -> one.onShard(() -> one.decidedHere(sequence, forwarded, failure)));
+        });
         return forwarded.future;
     }
 
-    /**
-     * Forgets the idle lanes of queues that are gone ({@code live}: the replicated queues the image holds). A publish
-     * still holding a forgotten lane counts on it alone; its queue is deleted.
-     */
+    private ShardLanes lanesOf(long queueId) {
+        return lanesOf.get(shardOf.apply(queueId));
+    }
+
+    /** Forgets the idle lanes of queues that are gone ({@code live}: the replicated queues the image holds). */
     void forgetLanesExcept(Set<Long> live) {
-        lanes.entrySet()
-                .removeIf(entry ->
-                        !live.contains(entry.getKey()) && entry.getValue().idle());
+        for (ShardLanes one : lanes) {
+            one.shard.execute(() -> one.lanes.forgetLanesExcept(live));
+        }
     }
 
-    /** How many lanes are kept, for tests. */
+    /** How many lanes are kept, for tests: read on each shard. */
     int laneCount() {
-        return lanes.size();
+        return onEachShard(one -> one.lanes.laneCount());
     }
 
-    /** The lane of a replicated queue, for tests. */
-    PublishLane laneOf(long queueId) {
-        return lane(queueId);
+    /** Publishes of queue {@code queueId} in flight and waiting in its lane, for tests. */
+    int[] laneOf(long queueId) {
+        ShardLanes one = lanesOf(queueId);
+        return CompletableFuture.supplyAsync(
+                        () -> new int[] {one.lanes.inFlight(queueId), one.lanes.waiting(queueId)}, one.shard)
+                .join();
     }
 
-    /** Forwarded publishes not yet answered, failed or timed out. */
+    /** Forwarded publishes not yet answered, failed or timed out, for tests. */
     int forwardedCount() {
-        return publishes.size();
+        return plain.size() + onEachShard(one -> one.lanes.size());
     }
 
-    // -------------------------------------------------------------------------------------------------- re-sends
-
-    /** One refused or undeliverable publish is waiting again: try again shortly, a few times. Any thread. */
-    private void waitAgain(Forwarded forwarded) {
-        forwarded.backToWaiting();
-        if (forwarded.refusals++ < QUICK_RETRIES && resendSoon.compareAndSet(false, true)) {
-            resender.schedule(
-                    () -> {
-                        resendSoon.set(false);
-                        resend();
-                    },
-                    RESEND_SOON_MS,
-                    TimeUnit.MILLISECONDS);
+    private int onEachShard(java.util.function.ToIntFunction<ShardLanes> count) {
+        int total = 0;
+        for (ShardLanes one : lanes) {
+            total += CompletableFuture.supplyAsync(() -> count.applyAsInt(one), one.shard)
+                    .join();
         }
+        return total;
+    }
+
+    private void timeOutPlain() {
+        long now = System.nanoTime();
+        plain.entrySet().removeIf(entry -> {
+            Plain pending = entry.getValue();
+            if (now - pending.deadline() < 0) {
+                return false;
+            }
+            pending.future().completeExceptionally(timedOut(pending.home(), pending.queue()));
+            return true;
+        });
+    }
+
+    private static TimeoutException timedOut(NodeId home, String queue) {
+        return new TimeoutException(
+                "home node '" + home + "' of queue '" + queue + "' did not answer the publish in time");
     }
 
     /**
-     * On the resender thread: sends every waiting replicated publish to its queue's current owner, and fails every
-     * forwarded publish whose home did not answer in time. The deadline is checked here, every {@value
-     * #RESEND_EVERY_MS} ms, rather than by a timer per publish: {@code orTimeout} would schedule each one on the
-     * common pool's delay scheduler and wake that thread to arm and again to cancel it, two context switches a
-     * forwarded publish.
+     * The lanes of one shard, confined to it: the shipping {@link ForwardLanes} with the runtime it asks for (the peer
+     * link, this broker's replicas, the shard's timer).
      */
-    private void resend() {
-        try {
-            long now = System.nanoTime();
-            // each queue's owner looked up once a round: many publishes may be in flight
-            Map<Long, Optional<NodeId>> owners = new HashMap<>();
-            sendBackToWaiting(owners);
-            int resent = 0;
-            // a queue one of whose waiting publishes could not go this round: its later ones wait too, in order
-            LongHashSet held = new LongHashSet();
-            for (Map.Entry<Long, Forwarded> entry : publishes.entrySet()) {
-                Forwarded forwarded = entry.getValue();
-                if (now - forwarded.deadline >= 0) {
-                    timeOut(entry.getKey(), forwarded);
-                    continue;
-                }
-                if (!forwarded.waiting || held.contains(forwarded.queueId)) {
-                    continue;
-                }
-                Optional<NodeId> owner = owners.computeIfAbsent(
-                        forwarded.queueId, id -> ownerOf.apply(forwarded.vhost, forwarded.queue));
-                if (owner.isEmpty() || !forwarded.resendTo(owner.get())) {
-                    // recovering, or an earlier publish of its queue still in flight to another broker: next round
-                    held.add(forwarded.queueId);
-                    continue;
-                }
-                forwarded.resentAt = now;
-                resent++;
-                long sequence = entry.getKey();
-                if (owner.get().equals(self)) {
-                    resendLocally(sequence, forwarded);
-                } else if (!send(
-                        owner.get(), new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.message))) {
-                    forwarded.backToWaiting();
-                    held.add(forwarded.queueId);
-                }
-            }
-            if (resent > 0) {
-                resentAnswerLogged.set(false);
-                LOG.info("event=publishes_resent count={}", resent);
-            }
-        } catch (RuntimeException e) {
-            LOG.error("event=resend_failed", e);
-        }
-    }
+    private final class ShardLanes implements ForwardLanes.Effects<Forwarded> {
+        final Shard shard;
+        final int position;
+        final ForwardLanes<Forwarded> lanes;
+        /** The names of the queues with a lane here, for their owners' look-up. */
+        private final Map<Long, Forwarded> named = new HashMap<>();
 
-    /**
-     * Publishes in flight to a broker that no longer owns their queue (dead, frozen or deposed) go back to waiting,
-     * all of them before any is sent again: the next owner takes them in order, finding in its log any the old owner
-     * committed (same id); a frozen owner would otherwise hold them, and the publishes queued behind them, until the
-     * timeout.
-     */
-    private void sendBackToWaiting(Map<Long, Optional<NodeId>> owners) {
-        for (Forwarded forwarded : publishes.values()) {
-            if (forwarded.replicated && !forwarded.waiting) {
-                Optional<NodeId> owner = owners.computeIfAbsent(
-                        forwarded.queueId, id -> ownerOf.apply(forwarded.vhost, forwarded.queue));
-                if (owner.isPresent() && !owner.get().equals(forwarded.home)) {
-                    forwarded.backToWaiting();
-                }
+        private boolean soon;
+        /** Whether the first answer to a publish of the last round that re-sent any was logged (a failover's timeline). */
+        private boolean resentAnswerLogged = true;
+
+        ShardLanes(Shard shard, int position) {
+            this.shard = shard;
+            this.position = position;
+            this.lanes = new ForwardLanes<>(this, TimeUnit.NANOSECONDS.toMillis(publishTimeoutNanos));
+        }
+
+        @Override
+        public long nextSequence() {
+            return publishCount.incrementAndGet() * ForwardingClient.this.lanes.size() + position;
+        }
+
+        void onShard(Runnable task) {
+            if (shard.onShardThread()) {
+                task.run();
+            } else {
+                shard.execute(task);
             }
         }
-    }
 
-    private void timeOut(long sequence, Forwarded forwarded) {
-        if (publishes.remove(sequence, forwarded)) {
-            forwarded.decided();
-            forwarded.future.completeExceptionally(new TimeoutException("home node '" + forwarded.home + "' of queue '"
-                    + forwarded.queue + "' did not answer the publish in time"));
+        void submit(long queueId, long sequence, Forwarded forwarded, Optional<NodeId> owner) {
+            named.put(queueId, forwarded);
+            lanes.submit(queueId, sequence, forwarded, owner, nowMs());
         }
-    }
 
-    /** This broker became the queue's owner: the publish goes to its own replica, with the same id. */
-    private void resendLocally(long sequence, Forwarded forwarded) {
-        LocalQueue queue = localReplicas.apply(forwarded.queueId);
-        if (queue == null) {
-            forwarded.backToWaiting();
-            return;
-        }
-        CompletableFuture<Void> local = new CompletableFuture<>();
-        local.whenComplete((ignored, failure) -> {
+        /** This broker's replica decided a publish its lane let through, or gave it back. */
+        void decidedHere(long sequence, Forwarded forwarded, Throwable failure) {
+            if (failure != null && unwrap(failure) instanceof QueueMoved) {
+                named.put(forwarded.queueId, forwarded);
+                lanes.adopt(forwarded.queueId, sequence, forwarded, nowMs());
+                return;
+            }
+            lanes.decidedLocally(forwarded.queueId);
             if (failure == null) {
-                publishes.remove(sequence);
-                forwarded.decided();
                 forwarded.future.complete(null);
             } else {
-                waitAgain(forwarded);
+                forwarded.future.completeExceptionally(failure);
             }
-        });
-        long id = publisher;
-        queue.shard().execute(() -> queue.publish(ByteBuffer.wrap(forwarded.message), local, id, sequence));
+        }
+
+        void answered(NodeId from, PublishToHomeOutcome outcome) {
+            long sequence = outcome.sequence();
+            if (outcome.replyCode() == 0 && lanes.wasResent(sequence) && !resentAnswerLogged) {
+                resentAnswerLogged = true;
+                LOG.info(
+                        "event=resent_publish_answered from={} code={} refusals={}",
+                        from,
+                        outcome.replyCode(),
+                        lanes.refusals(sequence));
+            }
+            // any refusal (not its owner any more, or yet; the owner lost the role before it committed) leaves the
+            // outcome to the next owner, which finds it in its log or appends it
+            lanes.answered(sequence, outcome.replyCode() != 0).ifPresent(forwarded -> forwarded.future.complete(null));
+        }
+
+        void roundIfAny() {
+            if (lanes.size() > 0) {
+                round();
+            }
+        }
+
+        void round() {
+            try {
+                ForwardLanes.Round<Forwarded> round = lanes.resend(this::owner, nowMs());
+                for (Forwarded failed : round.timedOut()) {
+                    failed.future.completeExceptionally(
+                            timedOut(owner(failed.queueId).orElse(null), failed.queue));
+                }
+                if (round.resent() > 0) {
+                    resentAnswerLogged = false;
+                    LOG.info("event=publishes_resent count={} shard={}", round.resent(), shard.index());
+                }
+                if (lanes.size() == 0) {
+                    named.clear();
+                }
+            } catch (RuntimeException e) {
+                LOG.error("event=resend_failed", e);
+            }
+        }
+
+        private Optional<NodeId> owner(long queueId) {
+            Forwarded any = named.get(queueId);
+            return any == null ? Optional.empty() : ownerOf.apply(any.vhost, any.queue);
+        }
+
+        @Override
+        public boolean send(NodeId owner, long sequence, Forwarded forwarded) {
+            if (!owner.equals(self)) {
+                return ForwardingClient.this.send(
+                        owner, new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.bytes()));
+            }
+            // this broker became the queue's owner: the publish goes to its own replica, with the same id
+            LocalQueue queue = localReplicas.apply(forwarded.queueId);
+            if (queue == null) {
+                return false;
+            }
+            CompletableFuture<Void> local = new CompletableFuture<>();
+            local.whenComplete((ignored, failure) -> onShard(
+                    () -> lanes.answered(sequence, failure != null).ifPresent(done -> done.future.complete(null))));
+            long id = publisher;
+            queue.shard().execute(() -> queue.publish(forwarded.message.duplicate(), local, id, sequence));
+            return true;
+        }
+
+        @Override
+        public void resendSoon() {
+            if (!soon) {
+                soon = true;
+                shard.schedule(
+                        () -> {
+                            soon = false;
+                            round();
+                        },
+                        RESEND_SOON_MS);
+            }
+        }
+    }
+
+    private static long nowMs() {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime());
     }
 
     // ------------------------------------------------------------------------------------ consumers, gets, calls
@@ -525,32 +576,18 @@ final class ForwardingClient {
     }
 
     private void publishDecided(NodeId from, PublishToHomeOutcome outcome) {
-        Forwarded forwarded = publishes.get(outcome.sequence());
-        if (forwarded == null) {
+        Plain pending = plain.remove(outcome.sequence());
+        if (pending != null) {
+            if (outcome.replyCode() == 0) {
+                pending.future().complete(null);
+            } else {
+                ReplyCode code = ReplyCode.of(outcome.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
+                pending.future().completeExceptionally(new BrokerFailure(code, outcome.text()));
+            }
             return;
         }
-        if (outcome.replyCode() != 0 && forwarded.replicated) {
-            // not its owner (any more, or yet), or the owner lost the role before it committed: its outcome is decided
-            // by the next owner, which finds it in its log or appends it
-            waitAgain(forwarded);
-            return;
-        }
-        publishes.remove(outcome.sequence());
-        forwarded.decided();
-        if (forwarded.resentAt != 0 && resentAnswerLogged.compareAndSet(false, true)) {
-            LOG.info(
-                    "event=resent_publish_answered from={} code={} after_us={} refusals={}",
-                    from,
-                    outcome.replyCode(),
-                    (System.nanoTime() - forwarded.resentAt) / 1000,
-                    forwarded.refusals);
-        }
-        if (outcome.replyCode() == 0) {
-            forwarded.future.complete(null);
-        } else {
-            ReplyCode code = ReplyCode.of(outcome.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
-            forwarded.future.completeExceptionally(new BrokerFailure(code, outcome.text()));
-        }
+        ShardLanes one = lanes.get((int) Math.floorMod(outcome.sequence(), (long) lanes.size()));
+        one.shard.execute(() -> one.answered(from, outcome));
     }
 
     private void deliver(Deliver deliver) {
@@ -578,18 +615,17 @@ final class ForwardingClient {
      * replicated queue's publishes wait for its next owner), and its consumers are cancelled.
      */
     void onDisconnected(NodeId peer) {
-        publishes.entrySet().removeIf(entry -> {
-            Forwarded forwarded = entry.getValue();
-            if (!forwarded.home.equals(peer)) {
+        plain.entrySet().removeIf(entry -> {
+            Plain pending = entry.getValue();
+            if (!pending.home().equals(peer)) {
                 return false;
             }
-            if (forwarded.replicated) {
-                forwarded.backToWaiting(); // sent again to the queue's next owner
-                return false;
-            }
-            forwarded.future.completeExceptionally(homeDown(peer, forwarded.queue));
+            pending.future().completeExceptionally(homeDown(peer, pending.queue()));
             return true;
         });
+        for (ShardLanes one : lanes) {
+            one.shard.execute(() -> one.lanes.linkClosed(peer));
+        }
         calls.entrySet().removeIf(entry -> {
             if (entry.getValue().home().equals(peer)) {
                 entry.getValue().future().completeExceptionally(homeDown(peer, "?"));

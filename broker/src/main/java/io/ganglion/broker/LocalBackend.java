@@ -65,7 +65,7 @@ final class LocalBackend implements BrokerBackend {
         this.directory = new QueueDirectory(metadata, self);
         this.authenticator = new Authenticator(metadata);
         this.registry = new QueueRegistry(directory, storage, shards);
-        this.membership = Membership.of(self, metadata, registry::localQueue);
+        this.membership = Membership.of(self, metadata, registry::localQueue, registry::shardOf, shards);
         this.access = new QueueAccess(directory, registry, membership);
         this.declarations = new Declarations(directory, access, membership);
         this.publishes = new PublishRouter(directory, registry, membership);

@@ -7,6 +7,7 @@ import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -21,8 +22,15 @@ import java.util.function.Supplier;
 sealed interface Membership {
 
     /** A member of a cluster with node id {@code self}, or a single broker for an empty id. */
-    static Membership of(String self, MetadataLog metadata, LongFunction<LocalQueue> localQueues) {
-        return self.isEmpty() ? new Single() : new Clustered(metadata, new RemoteQueues(new NodeId(self), localQueues));
+    static Membership of(
+            String self,
+            MetadataLog metadata,
+            LongFunction<LocalQueue> localQueues,
+            LongFunction<Shard> shardOf,
+            List<Shard> shards) {
+        return self.isEmpty()
+                ? new Single()
+                : new Clustered(metadata, new RemoteQueues(new NodeId(self), localQueues, shardOf, shards));
     }
 
     /** Whether a declaration may create a replicated queue (quorum, stream, x-copies). */

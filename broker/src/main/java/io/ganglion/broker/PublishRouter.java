@@ -1,7 +1,6 @@
 package io.ganglion.broker;
 
 import static io.ganglion.broker.Failures.failure;
-import static io.ganglion.broker.Failures.unwrap;
 
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.FieldTable;
@@ -28,7 +27,7 @@ import java.util.concurrent.CompletableFuture;
  * Routes a publish by exchange and routing key to its queues, and hands it to each where the queue is served now:
  * this broker's own queue on its shard, or the queue's home or owner over the peer link ({@link RemoteQueues}). A
  * publish to a replicated queue keeps its place behind the earlier publishes of the queue from this broker (their
- * {@link PublishLane}) and survives a change of owner. Called on the publishing connection's thread.
+ * the queue's lane in {@link ForwardingClient}) and survives a change of owner. Called on the publishing connection's thread.
  */
 final class PublishRouter {
     private final QueueDirectory directory;
@@ -155,29 +154,8 @@ final class PublishRouter {
     /** A publish to a replicated queue this broker owns (a replicated queue exists only in a cluster). */
     private CompletableFuture<Void> publishToOwnReplica(
             String vhost, QueueDef def, LocalQueue replica, ByteBuffer payload) {
-        ForwardingClient remote = membership.forwarding();
-        long objectId = def.objectId();
-        if (!remote.publishLocallyNow(objectId)) {
-            // an earlier publish of this queue from this broker waits to be sent again, or is in flight to another
-            // broker: this one goes behind it, in order
-            return remote.publish(new NodeId(directory.self()), vhost, objectId, def.name(), true, payload.duplicate());
-        }
-        // an id from the re-send sequence: if this replica cannot decide it (the owner role is being taken or was
-        // just lost), it goes on to the next owner with the same id instead of a nack
-        long sequence = remote.nextSequence();
-        long publisher = remote.publisherId();
-        CompletableFuture<Void> done = new CompletableFuture<>();
-        ByteBuffer copy = payload.duplicate();
-        replica.shard().execute(() -> replica.publish(copy, done, publisher, sequence));
-        return done.handle((ignored, failure) -> {
-                    if (failure != null && unwrap(failure) instanceof QueueMoved) {
-                        return remote.adopt(sequence, vhost, objectId, def.name(), payload.duplicate());
-                    }
-                    remote.decidedLocally(objectId);
-                    return failure == null
-                            ? CompletableFuture.<Void>completedFuture(null)
-                            : CompletableFuture.<Void>failedFuture(failure);
-                })
-                .thenCompose(outcome -> outcome);
+        return membership
+                .forwarding()
+                .publishToOwnReplica(vhost, def.objectId(), def.name(), replica, payload.duplicate());
     }
 }

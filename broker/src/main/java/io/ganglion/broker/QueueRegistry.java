@@ -55,6 +55,8 @@ final class QueueRegistry {
     private final Map<Long, QueueReplica> replicas = new ConcurrentHashMap<>();
     /** Counts the queues placed on shards in turn: see {@link #shardOf}. */
     private final AtomicInteger nextShard = new AtomicInteger();
+    /** The shard each queue of the image was placed on; a deleted queue's entry goes at the next reconcile. */
+    private final Map<Long, Shard> placed = new ConcurrentHashMap<>();
     /** Replicated queues with a copy on this broker, by storage object id; their hosts come from the router. */
     private final Map<Long, ReplicatedQueue> replicated = new ConcurrentHashMap<>();
     /** The view each replicated queue's host was last given (assignment, installed, retention), to send changes only. */
@@ -98,6 +100,13 @@ final class QueueRegistry {
         for (Map.Entry<Long, QueueDef> entry : wanted.entrySet()) {
             replicas.computeIfAbsent(entry.getKey(), id -> open(vhostOf.get(id), entry.getValue()));
         }
+        Set<Long> held = new HashSet<>();
+        for (Vhost vhost : image.vhosts().values()) {
+            for (QueueDef queue : vhost.queues().values()) {
+                held.add(queue.objectId());
+            }
+        }
+        placed.keySet().retainAll(held);
         for (Long id : List.copyOf(replicas.keySet())) {
             if (!wanted.containsKey(id)) {
                 QueueReplica replica = replicas.remove(id);
@@ -183,9 +192,10 @@ final class QueueRegistry {
     /**
      * The shard that runs a queue: the one its queue object of this process runs on (a replicated queue's host is
      * closed and opened again as its roles change, and the close may still be running on that shard: the two must not
-     * run at once), else the next shard in turn. Taken in turn rather than by object id modulo the shard count, which
-     * can put all of a broker's queues on one shard while another stands idle. Object ids are never reused, so a
-     * deleted queue leaves nothing to remember.
+     * run at once), else the one it was placed on, else the next shard in turn. Taken in turn rather than by object
+     * id modulo the shard count, which can put all of a broker's queues on one shard while another stands idle. The
+     * same for a queue's whole life in this process: its publishing lane ({@link ForwardingClient}) lives on it too,
+     * and a queue's own publishes pass the lane in the task that hands them to its copy. Any thread.
      */
     Shard shardOf(long objectId) {
         QueueReplica local = replicas.get(objectId);
@@ -196,7 +206,8 @@ final class QueueRegistry {
         if (copy != null) {
             return copy.shard();
         }
-        return shards.get(Math.floorMod(nextShard.getAndIncrement(), shards.size()));
+        return placed.computeIfAbsent(
+                objectId, id -> shards.get(Math.floorMod(nextShard.getAndIncrement(), shards.size())));
     }
 
     /** Opens this broker's copy of a replicated queue: its {@link ReplicatedQueue} and the host that drives it. */

@@ -4,6 +4,7 @@ import io.ganglion.broker.peer.PeerLink;
 import io.ganglion.broker.peer.PeerMessage;
 import io.ganglion.coordination.NodeId;
 import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
 import java.util.function.LongFunction;
@@ -46,10 +47,13 @@ final class RemoteQueues {
     private final ForwardingClient client;
     private final HomeEndpoint home;
 
-    /** The protocol of broker {@code self}, whose own queues {@code localReplicas} finds by object id. */
-    RemoteQueues(NodeId self, LongFunction<LocalQueue> localReplicas) {
-        this.client =
-                new ForwardingClient(self, localReplicas, TimeUnit.SECONDS.toNanos(REPLY_TIMEOUT_SECONDS), this::send);
+    /**
+     * The protocol of broker {@code self}, whose own queues {@code localReplicas} finds by object id, and whose
+     * {@code shards} run each queue on {@code shardOf(queue)}.
+     */
+    RemoteQueues(NodeId self, LongFunction<LocalQueue> localReplicas, LongFunction<Shard> shardOf, List<Shard> shards) {
+        this.client = new ForwardingClient(
+                self, localReplicas, shardOf, shards, TimeUnit.SECONDS.toNanos(REPLY_TIMEOUT_SECONDS), this::send);
         this.home = new HomeEndpoint(localReplicas, this::send);
     }
 

@@ -27,10 +27,26 @@ class ForwardingClientTest {
     /** No link to another broker: every message to one is refused, as when its link is closed. */
     private static final BiPredicate<NodeId, PeerMessage> NO_LINK = (to, message) -> false;
 
+    /** A client of no replicas whose lanes all live on {@code shard}. */
+    private static ForwardingClient client(
+            NodeId self,
+            java.util.function.LongFunction<LocalQueue> replicas,
+            Shard shard,
+            long timeoutNanos,
+            BiPredicate<NodeId, PeerMessage> sender) {
+        return new ForwardingClient(self, replicas, id -> shard, List.of(shard), timeoutNanos, sender);
+    }
+
     @Test
     void shouldFailAForwardedPublishWhoseHomeNeverAnswersAndForgetIt() {
+        try (Shard shard = new Shard(0)) {
+            failAForwardedPublishWhoseHomeNeverAnswers(shard);
+        }
+    }
+
+    private static void failAForwardedPublishWhoseHomeNeverAnswers(Shard shard) {
         ForwardingClient remote =
-                new ForwardingClient(new NodeId("ganglion-1"), id -> null, TimeUnit.MILLISECONDS.toNanos(200), NO_LINK);
+                client(new NodeId("ganglion-1"), id -> null, shard, TimeUnit.MILLISECONDS.toNanos(200), NO_LINK);
         // a replicated queue with no owner in sight: the publish waits for one, then times out
         remote.replication((vhost, queue) -> Optional.empty(), 7);
         remote.startResending();
@@ -50,13 +66,15 @@ class ForwardingClientTest {
 
     @Test
     void shouldFailAtOnceAPublishToAnUnreachableHomeOfAQueueThatIsNotReplicated() {
-        ForwardingClient remote =
-                new ForwardingClient(new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30), NO_LINK);
-        remote.startResending();
-        CompletableFuture<Void> outcome =
-                remote.publish(new NodeId("ganglion-2"), "/", 42, "orders", false, ByteBuffer.wrap(new byte[] {1}));
-        assertThat(outcome).isCompletedExceptionally();
-        assertThat(remote.forwardedCount()).isZero();
+        try (Shard shard = new Shard(0)) {
+            ForwardingClient remote =
+                    client(new NodeId("ganglion-1"), id -> null, shard, TimeUnit.SECONDS.toNanos(30), NO_LINK);
+            remote.startResending();
+            CompletableFuture<Void> outcome =
+                    remote.publish(new NodeId("ganglion-2"), "/", 42, "orders", false, ByteBuffer.wrap(new byte[] {1}));
+            assertThat(outcome).isCompletedExceptionally();
+            assertThat(remote.forwardedCount()).isZero();
+        }
     }
 
     /** A replica that records the publishes it is given, in order, and confirms them at once. */
@@ -130,7 +148,7 @@ class ForwardingClientTest {
             RecordingQueue queue = new RecordingQueue(shard);
             // no link: whatever is sent to another broker waits, as when its link closes
             ForwardingClient remote =
-                    new ForwardingClient(self, id -> id == 42 ? queue : null, TimeUnit.SECONDS.toNanos(30), NO_LINK);
+                    client(self, id -> id == 42 ? queue : null, shard, TimeUnit.SECONDS.toNanos(30), NO_LINK);
             AtomicReference<Optional<NodeId>> owner = new AtomicReference<>(Optional.empty());
             remote.replication((vhost, name) -> owner.get(), 7);
             remote.startResending();
@@ -140,12 +158,10 @@ class ForwardingClientTest {
                 outcomes.add(remote.publish(
                         new NodeId("ganglion-2"), "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {(byte) i})));
             }
-            assertThat(remote.laneOf(42).waiting()).isEqualTo(60);
-            assertThat(remote.publishLocallyNow(42))
-                    .as("this broker's own publish may not pass them")
-                    .isFalse();
-            // as the publish router then sends it: behind the others
-            outcomes.add(remote.publish(self, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {60})));
+            assertThat(remote.laneOf(42)[1]).as("waiting").isEqualTo(60);
+            // this broker's own publish, should it own the queue now, may not pass them
+            outcomes.add(remote.publishToOwnReplica("/", 42, "orders", queue, ByteBuffer.wrap(new byte[] {60})));
+            assertThat(remote.laneOf(42)[1]).as("waiting").isEqualTo(61);
             assertThat(queue.published).isEmpty();
 
             owner.set(Optional.of(self)); // the next owner is this broker
@@ -157,15 +173,12 @@ class ForwardingClientTest {
                 expected.add(i);
             }
             assertThat(queue.published).isEqualTo(expected);
-            assertThat(remote.laneOf(42).waiting()).isZero();
-            assertThat(remote.laneOf(42).inFlight()).isZero();
-            assertThat(remote.publishLocallyNow(42))
-                    .as("nothing left before it")
-                    .isTrue();
-            remote.forgetLanesExcept(java.util.Set.of());
-            assertThat(remote.laneCount()).as("a lane in use is kept").isEqualTo(1);
-            remote.decidedLocally(42);
-            assertThat(remote.laneOf(42).inFlight()).isZero();
+            assertThat(remote.laneOf(42)).containsExactly(0, 0);
+            // nothing left before it: the own publish goes straight to the replica
+            remote.publishToOwnReplica("/", 42, "orders", queue, ByteBuffer.wrap(new byte[] {61}))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(queue.published).endsWith(60, 61);
+            assertThat(remote.laneOf(42)).containsExactly(0, 0);
             remote.forgetLanesExcept(java.util.Set.of(42L));
             assertThat(remote.laneCount())
                     .as("the lane of a live queue is kept")
@@ -187,8 +200,15 @@ class ForwardingClientTest {
         NodeId frozen = new NodeId("ganglion-2");
         NodeId next = new NodeId("ganglion-3");
         List<String> sent = new CopyOnWriteArrayList<>();
-        ForwardingClient remote = new ForwardingClient(
-                new NodeId("ganglion-1"), id -> null, TimeUnit.SECONDS.toNanos(30), (to, message) -> {
+        try (Shard shard = new Shard(0)) {
+            sendToTheNextOwner(shard, frozen, next, sent);
+        }
+    }
+
+    private static void sendToTheNextOwner(Shard shard, NodeId frozen, NodeId next, List<String> sent)
+            throws Exception {
+        ForwardingClient remote =
+                client(new NodeId("ganglion-1"), id -> null, shard, TimeUnit.SECONDS.toNanos(30), (to, message) -> {
                     if (message instanceof io.ganglion.broker.peer.PeerMessage.PublishToHome publish) {
                         sent.add(to.value() + ":" + publish.message()[0]);
                     }
@@ -201,7 +221,7 @@ class ForwardingClientTest {
         for (int i = 0; i < 10; i++) {
             outcomes.add(remote.publish(frozen, "/", 42, "orders", true, ByteBuffer.wrap(new byte[] {(byte) i})));
         }
-        assertThat(remote.laneOf(42).inFlight()).isEqualTo(10);
+        assertThat(remote.laneOf(42)[0]).as("in flight").isEqualTo(10);
 
         owner.set(Optional.of(next)); // recovered elsewhere; the frozen broker's link stays open
         remote.ownersMayHaveChanged();
@@ -225,25 +245,6 @@ class ForwardingClientTest {
         }
         CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).get(5, TimeUnit.SECONDS);
         assertThat(remote.forwardedCount()).isZero();
-        assertThat(remote.laneOf(42).inFlight()).isZero();
-        assertThat(remote.laneOf(42).waiting()).isZero();
-    }
-
-    /** A lane lets a publish through to the broker every earlier one went to, and holds it for another. */
-    @Test
-    void shouldLetAPublishPassOnlyToTheBrokerItsQueuesEarlierPublishesWentTo() {
-        PublishLane lane = new PublishLane();
-        NodeId one = new NodeId("ganglion-1");
-        NodeId two = new NodeId("ganglion-2");
-        assertThat(lane.sendNow(one)).isTrue();
-        assertThat(lane.sendNow(one)).isTrue();
-        assertThat(lane.sendNow(two)).as("two in flight to another broker").isFalse();
-        assertThat(lane.inFlight()).isEqualTo(2);
-        lane.decidedInFlight();
-        assertThat(lane.sendNow(two)).as("one still in flight elsewhere").isFalse();
-        lane.decidedInFlight();
-        assertThat(lane.sendNow(two)).as("nothing before it").isTrue();
-        assertThat(lane.inFlight()).isEqualTo(1);
-        assertThat(lane.waiting()).isZero();
+        assertThat(remote.laneOf(42)).containsExactly(0, 0);
     }
 }

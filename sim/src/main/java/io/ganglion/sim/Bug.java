@@ -46,6 +46,11 @@ public enum Bug {
      */
     DISCARD_INSIDE_RESEND_WINDOW,
     /**
+     * The shipping forwarding lanes ({@code serving.ForwardLanes}) take a publish the broker's own replica gave back as
+     * a new one, with a sequence of its own: the next owner appends it again even when the old owner committed it.
+     */
+    ADOPT_AS_NEW,
+    /**
      * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
      * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
      */

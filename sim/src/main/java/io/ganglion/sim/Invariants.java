@@ -157,6 +157,19 @@ public final class Invariants {
         published.put(id, object);
     }
 
+    /** Client publishes by the id a forwarding broker gave them in the logs; one client publish may get several. */
+    private final HashMap<PublishId, PublishId> clientOf = new HashMap<>();
+
+    /** A broker forwards client publish {@code client} as {@code logId}. */
+    void forwarded(PublishId logId, PublishId client) {
+        clientOf.put(logId, client);
+    }
+
+    /** The client publish a log's message carries, or the id itself when no broker forwarded it under another. */
+    private PublishId client(PublishId logId) {
+        return clientOf.getOrDefault(logId, logId);
+    }
+
     /** When each object last confirmed a publish to its publisher. */
     private final TreeMap<ObjectId, Long> lastConfirmMs = new TreeMap<>();
 
@@ -172,7 +185,8 @@ public final class Invariants {
     }
 
     /** A consumer received {@code id}: it was published to the object, and a repeated delivery is marked redelivered. */
-    void delivered(ObjectId object, PublishId id, boolean redelivered) {
+    void delivered(ObjectId object, PublishId logId, boolean redelivered) {
+        PublishId id = client(logId);
         cluster.stats().delivered++;
         if (redelivered) {
             cluster.stats().redelivered++;
@@ -229,7 +243,7 @@ public final class Invariants {
                 java.util.HashSet<PublishId> held = new java.util.HashSet<>();
                 for (Record record : log.read(log.start(), log.end())) {
                     if (record instanceof Record.Message message) {
-                        held.add(message.id());
+                        held.add(client(message.id()));
                     }
                 }
                 for (PublishId id : entry.getValue()) {

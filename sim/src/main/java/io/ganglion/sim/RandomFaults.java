@@ -93,7 +93,11 @@ public final class RandomFaults {
         if (!cluster.drainAndCheck(DRAIN_BOUND_MS)) {
             extra.add("the workload did not drain within " + DRAIN_BOUND_MS + " ms: "
                     + cluster.workload().unconfirmed() + " unconfirmed, "
-                    + cluster.invariants().undelivered() + " confirmed and undelivered");
+                    + cluster.invariants().undelivered() + " confirmed and undelivered; forwarding "
+                    + cluster.brokers().stream()
+                            .filter(SimBroker::alive)
+                            .map(broker -> String.valueOf(broker.forwarding()))
+                            .toList());
         }
         cluster.image().projectedAssignments().forEach((object, assignment) -> {
             if (!cluster.broker(assignment.owner())

@@ -172,7 +172,8 @@ public final class SimBroker {
     private final TreeMap<ObjectId, Replica> machines = new TreeMap<>();
     private final TreeMap<ObjectId, String> views = new TreeMap<>();
     private final TreeMap<ObjectId, OwnedQueue> queues = new TreeMap<>();
-    private final TreeMap<ObjectId, PublishIntake<PublishId>> intakes = new TreeMap<>();
+    private final TreeMap<ObjectId, PublishIntake<Answer>> intakes = new TreeMap<>();
+    private SimForwarding forwarding;
     private Incarnation incarnation = new Incarnation(0);
     private boolean alive;
     private boolean draining;
@@ -191,6 +192,7 @@ public final class SimBroker {
             if (alive) {
                 refreshViews();
                 controller.imageChanged();
+                forwarding.ownersMayHaveChanged();
             }
         });
     }
@@ -205,6 +207,16 @@ public final class SimBroker {
 
     public Incarnation incarnation() {
         return incarnation;
+    }
+
+    /** Counts this broker's starts and crashes: what was scheduled in an earlier one is void. */
+    long generation() {
+        return generation;
+    }
+
+    /** This incarnation's forwarding of its clients' publishes; null while down. */
+    SimForwarding forwarding() {
+        return forwarding;
     }
 
     public SimMetadataLog log() {
@@ -262,6 +274,8 @@ public final class SimBroker {
         cluster.scheduler().after(cluster.random().nextLong(50), "hb " + id, () -> heartbeat(gen));
         cluster.scheduler().after(cluster.random().nextLong(DATA_PERIOD_MS), "data " + id, () -> data(gen));
         controller = new SimController(cluster, this);
+        // its publisher id in the logs: one per incarnation, as the broker's
+        forwarding = new SimForwarding(cluster, this, gen, incarnation.value() & Long.MAX_VALUE);
         if (log.isLeader()) {
             leadership(true);
         }
@@ -282,6 +296,7 @@ public final class SimBroker {
         views.clear();
         queues.clear();
         intakes.clear();
+        forwarding = null;
         fsyncScheduled = false;
         if (controller != null) {
             controller.stop();
@@ -363,7 +378,7 @@ public final class SimBroker {
             if (!key.equals(views.get(object))) {
                 views.put(object, key);
                 handle(object, event);
-                PublishIntake<PublishId> intake = intakes.get(object);
+                PublishIntake<Answer> intake = intakes.get(object);
                 if (intake != null && (active.isEmpty() || !active.get().owner().equals(id))) {
                     intake.dropInFlight("its owner moved", true); // as the broker does when another broker owns
                 }
@@ -413,7 +428,7 @@ public final class SimBroker {
                 || event instanceof ReplicaEvent.SealRequested
                 || event instanceof ReplicaEvent.InstallRequested
                 || event instanceof ReplicaEvent.Received) {
-            PublishIntake<PublishId> intake = intakes.get(object);
+            PublishIntake<Answer> intake = intakes.get(object);
             if (intake != null && alive) {
                 intake.rolesMayHaveChanged(cluster.now());
             }
@@ -539,20 +554,47 @@ public final class SimBroker {
         handle(object, new ReplicaEvent.Received(from, message));
     }
 
+    /** Where the intake's answer to one publish goes: the forwarding of broker {@code to} in its {@code generation}. */
+    private record Answer(NodeId to, long generation, long sequence) {}
+
     /**
-     * A publish, from a client on this broker or forwarded by another broker, sent on the sender's view of {@code
-     * epoch}: the broker's intake admits it under the epoch its replica takes publishes in, holds it for the next one,
-     * or sends it back.
+     * A publish forwarded by broker {@code from} (this one included) as its {@code sequence}: the broker's intake admits
+     * it under the epoch its replica takes publishes in, holds it for the next one, or sends it back.
      */
-    void receivePublish(ObjectId object, PublishId publish, Epoch epoch, int bytes) {
+    void receivePublish(
+            ObjectId object, PublishId publish, int bytes, NodeId from, long fromGeneration, long sequence) {
         if (alive) {
-            intake(object).publish(publish, BODIES.slice(0, bytes), publish, cluster.now());
+            intake(object)
+                    .publish(
+                            publish, BODIES.slice(0, bytes), new Answer(from, fromGeneration, sequence), cluster.now());
         }
     }
 
+    /**
+     * The intake's answer travels to the forwarding broker: through the network, or, for this broker's own, after a
+     * turn of the scheduler (the broker hops between the queue's shard and the lanes' thread).
+     */
+    private void answer(Answer answer, boolean refused) {
+        SimBroker to = cluster.broker(answer.to());
+        Runnable deliver = () -> {
+            if (to.alive() && to.generation() == answer.generation()) {
+                to.forwarding().answered(answer.sequence(), refused);
+            }
+        };
+        if (answer.to().equals(id)) {
+            cluster.scheduler().after(0, "answer", deliver);
+            return;
+        }
+        cluster.network().send(id, answer.to(), refused ? "refuse" : "confirm", deliver, () -> {
+            if (to.alive() && to.generation() == answer.generation()) {
+                to.forwarding().linkClosed(id);
+            }
+        });
+    }
+
     /** The intake of publishes for {@code object} in this incarnation: the broker's own ({@link PublishIntake}). */
-    private PublishIntake<PublishId> intake(ObjectId object) {
-        PublishIntake<PublishId> intake = intakes.get(object);
+    private PublishIntake<Answer> intake(ObjectId object) {
+        PublishIntake<Answer> intake = intakes.get(object);
         if (intake == null) {
             intake = new PublishIntake<>(new IntakeRoles(object), new IntakeEffects(object, generation));
             intakes.put(object, intake);
@@ -580,7 +622,7 @@ public final class SimBroker {
     }
 
     /** The intake's answers travel back to the publisher; its timer is the scheduler, dead with this incarnation. */
-    private final class IntakeEffects implements PublishIntake.Effects<PublishId> {
+    private final class IntakeEffects implements PublishIntake.Effects<Answer> {
         private final ObjectId object;
         private final long gen;
 
@@ -595,18 +637,18 @@ public final class SimBroker {
         }
 
         @Override
-        public void confirmed(PublishId done) {
-            cluster.workload().confirm(id, object, done);
+        public void confirmed(Answer done) {
+            answer(done, false);
         }
 
         @Override
-        public void moved(PublishId done, String why) {
-            cluster.workload().refuse(id, object, done);
+        public void moved(Answer done, String why) {
+            answer(done, true);
         }
 
         @Override
-        public void failed(PublishId done, String why) {
-            cluster.workload().refuse(id, object, done);
+        public void failed(Answer done, String why) {
+            answer(done, true);
         }
 
         @Override

@@ -16,11 +16,10 @@ import java.util.TreeMap;
  * The clients: per object one publisher with confirms and, for a queue, one consumer with acks and requeues, each
  * connected to one broker.
  *
- * <p>A publisher sends each publish to the owner its broker's view shows, tagged with the epoch (the broker forwards it
- * when it is not the owner), and keeps it until confirmed. When its broker's view shows another epoch or owner, or the
- * owner refused it, or it waited a second, it re-sends it with the same id: the new owner finds it in the recovered log
- * or appends it. When its broker dies, its unconfirmed publishes have an unknown outcome and it reconnects elsewhere
- * with a new publisher id.
+ * <p>A publisher hands each publish to its broker, which forwards it to the owner and sends it again when the owner
+ * changes ({@link SimForwarding}, the shipping {@code serving.ForwardLanes}), and keeps it until the broker confirms it
+ * or gives it up ({@link SimForwarding#TIMEOUT_MS}: its outcome unknown). When its broker dies, its unconfirmed
+ * publishes have an unknown outcome and it reconnects elsewhere.
  *
  * <p>A consumer subscribes to the owner its broker's view shows and refreshes its lease every 100 ms; it acks nine
  * deliveries in ten after 1 to 30 ms and rejects the tenth with requeue. The owner requeues what a consumer held when
@@ -32,12 +31,9 @@ public final class SimWorkload {
 
     /**
      * The resend window the simulated owners keep settled records for ({@code replication.resend_window_ms} in the
-     * broker). A publisher gives a publish up (its outcome unknown) {@value #RESEND_MARGIN_MS} ms before the window
-     * since its first send ends, as the broker's forwarding client fails a forwarded publish well within it.
+     * broker): longer than a forwarded publish may wait for its answer ({@link SimForwarding#TIMEOUT_MS}).
      */
     static final long RESEND_WINDOW_MS = 3_000;
-
-    private static final long RESEND_MARGIN_MS = 1_000;
 
     private final SimCluster cluster;
     private final TreeMap<ObjectId, Publisher> publishers = new TreeMap<>();
@@ -49,11 +45,6 @@ public final class SimWorkload {
     private static final class Pending {
         final PublishId id;
         final int bytes;
-        Epoch epoch;
-        NodeId owner;
-        long sentMs = Long.MIN_VALUE;
-        long firstSentMs = Long.MIN_VALUE;
-        boolean refused;
 
         Pending(PublishId id, int bytes) {
             this.id = id;
@@ -67,6 +58,9 @@ public final class SimWorkload {
         NodeId node;
         long id;
         long sequence;
+        /** The incarnation of its broker it is connected to: a restart closed the connection. */
+        io.ganglion.coordination.Incarnation incarnation;
+
         final TreeMap<Long, Pending> pending = new TreeMap<>();
 
         Publisher(ObjectId object, NodeId node, long everyMs) {
@@ -144,96 +138,53 @@ public final class SimWorkload {
 
     private void publishLoop(Publisher publisher) {
         cluster.scheduler().after(publisher.everyMs, "publish", () -> publishLoop(publisher));
-        if (!cluster.broker(publisher.node).alive()) {
-            // the connection died: every unconfirmed publish has an unknown outcome
+        SimBroker broker = cluster.broker(publisher.node);
+        if (publisher.incarnation == null && broker.alive()) {
+            publisher.incarnation = broker.incarnation();
+        }
+        if (!broker.alive() || !broker.incarnation().equals(publisher.incarnation)) {
+            // the connection died (with its broker, or at a restart of it): every unconfirmed publish has an unknown
+            // outcome
             cluster.stats().unknownOutcome += publisher.pending.size();
             publisher.pending.clear();
             NodeId next = reconnect();
             if (next != null) {
                 publisher.node = next;
                 publisher.id = nextPublisherId++;
+                publisher.incarnation = cluster.broker(next).incarnation();
             }
             return;
         }
         if (publishing && publisher.pending.size() < MAX_PENDING) {
             PublishId id = new PublishId(publisher.id, publisher.sequence++);
-            publisher.pending.put(
-                    id.sequence(), new Pending(id, cluster.random().nextInt(2048)));
+            Pending pending = new Pending(id, cluster.random().nextInt(2048));
+            publisher.pending.put(id.sequence(), pending);
             cluster.invariants().published(publisher.object, id);
             cluster.stats().published++;
-        }
-        Assignment view = view(publisher.node, publisher.object);
-        if (view == null) {
-            return; // no active assignment in this broker's view: the publish waits
-        }
-        long now = cluster.now();
-        int sent = 0;
-        for (var it = publisher.pending.values().iterator(); it.hasNext(); ) {
-            Pending pending = it.next();
-            if (pending.firstSentMs != Long.MIN_VALUE
-                    && now - pending.firstSentMs >= RESEND_WINDOW_MS - RESEND_MARGIN_MS) {
-                it.remove(); // no re-send after the window: its outcome stays unknown
-                cluster.stats().unknownOutcome++;
-                continue;
-            }
-            boolean moved =
-                    pending.owner == null || !pending.epoch.equals(view.epoch()) || !pending.owner.equals(view.owner());
-            if (!moved && !pending.refused && now - pending.sentMs < 1_000) {
-                continue;
-            }
-            if (pending.owner != null) {
-                cluster.stats().resent++;
-            }
-            pending.epoch = view.epoch();
-            pending.owner = view.owner();
-            pending.sentMs = now;
-            if (pending.firstSentMs == Long.MIN_VALUE) {
-                pending.firstSentMs = now;
-            }
-            pending.refused = false;
-            Epoch epoch = view.epoch();
-            NodeId owner = view.owner();
-            cluster.network()
-                    .send(
-                            publisher.node,
-                            owner,
-                            "pub",
-                            () -> cluster.broker(owner)
-                                    .receivePublish(publisher.object, pending.id, epoch, pending.bytes));
-            if (++sent >= 20) {
-                break;
-            }
+            cluster.broker(publisher.node).forwarding().publish(publisher.object, id, pending.bytes);
         }
     }
 
-    /** The owner confirms: the confirm travels back to the publisher's broker. */
-    void confirm(NodeId owner, ObjectId object, PublishId id) {
+    /** Broker {@code node} confirms {@code id} to its client. */
+    void confirmed(NodeId node, ObjectId object, PublishId id) {
         Publisher publisher = publishers.get(object);
-        if (publisher == null || publisher.id != id.publisher()) {
-            return;
+        if (publisher != null
+                && publisher.id == id.publisher()
+                && publisher.node.equals(node)
+                && publisher.pending.remove(id.sequence()) != null) {
+            cluster.invariants().confirmedPublish(object, id);
         }
-        NodeId node = publisher.node;
-        cluster.network().send(owner, node, "confirm", () -> {
-            if (publisher.id == id.publisher()
-                    && publisher.node.equals(node)
-                    && cluster.broker(node).alive()
-                    && publisher.pending.remove(id.sequence()) != null) {
-                cluster.invariants().confirmedPublish(object, id);
-            }
-        });
     }
 
-    void refuse(NodeId owner, ObjectId object, PublishId id) {
+    /** Broker {@code node} gave {@code id} up: its outcome is unknown, and it is never sent again. */
+    void failed(NodeId node, ObjectId object, PublishId id) {
         Publisher publisher = publishers.get(object);
-        if (publisher == null || publisher.id != id.publisher()) {
-            return;
+        if (publisher != null
+                && publisher.id == id.publisher()
+                && publisher.node.equals(node)
+                && publisher.pending.remove(id.sequence()) != null) {
+            cluster.stats().unknownOutcome++;
         }
-        cluster.network().send(owner, publisher.node, "refuse", () -> {
-            Pending pending = publisher.pending.get(id.sequence());
-            if (pending != null && publisher.id == id.publisher()) {
-                pending.refused = true;
-            }
-        });
     }
 
     private void consumeLoop(Consumer consumer) {

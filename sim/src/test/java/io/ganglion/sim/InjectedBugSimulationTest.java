@@ -123,6 +123,15 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchAnAdoptedPublishTakenAsANewOneWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.ADOPT_AS_NEW);
+        assertThat(caught)
+                .as("a seed where a publish the owner's own replica gave back is appended a second time")
+                .isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("not marked redelivered"));
+    }
+
+    @Test
     void shouldCatchADropWithoutTheOwnersProofWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.DROP_WITHOUT_PROOF);
         assertThat(caught)
