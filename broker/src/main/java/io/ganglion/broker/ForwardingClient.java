@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -39,6 +40,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
+import java.util.function.Consumer;
 import java.util.function.LongFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -261,8 +263,20 @@ final class ForwardingClient {
 
     /** Forgets the idle lanes of queues that are gone ({@code live}: the replicated queues the image holds). */
     void forgetLanesExcept(Set<Long> live) {
+        onEveryShard(one -> one.lanes.forgetLanesExcept(live));
+    }
+
+    /**
+     * Runs {@code task} for the lanes of every shard, each on its shard; a shard that stopped (the broker is stopping,
+     * and the peer links and the metadata log still call in) is skipped: its lanes go with it.
+     */
+    private void onEveryShard(Consumer<ShardLanes> task) {
         for (ShardLanes one : lanes) {
-            one.shard.execute(() -> one.lanes.forgetLanesExcept(live));
+            try {
+                one.shard.execute(() -> task.accept(one));
+            } catch (RejectedExecutionException e) {
+                LOG.debug("event=lanes_task_dropped reason=shard_stopped");
+            }
         }
     }
 
@@ -623,9 +637,7 @@ final class ForwardingClient {
             pending.future().completeExceptionally(homeDown(peer, pending.queue()));
             return true;
         });
-        for (ShardLanes one : lanes) {
-            one.shard.execute(() -> one.lanes.linkClosed(peer));
-        }
+        onEveryShard(one -> one.lanes.linkClosed(peer));
         calls.entrySet().removeIf(entry -> {
             if (entry.getValue().home().equals(peer)) {
                 entry.getValue().future().completeExceptionally(homeDown(peer, "?"));
