@@ -200,9 +200,7 @@ final class ForwardingClient {
 
     /** The image changed: publishes waiting for an owner are sent at once if it names one. Any thread. */
     void ownersMayHaveChanged() {
-        for (ShardLanes one : lanes) {
-            one.shard.execute(one::roundIfAny);
-        }
+        onEveryShard(ShardLanes::roundIfAny);
     }
 
     // ------------------------------------------------------------------------------------------------ publishes
