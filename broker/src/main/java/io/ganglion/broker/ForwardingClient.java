@@ -42,6 +42,7 @@ import java.util.function.BiFunction;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.LongFunction;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -280,7 +281,7 @@ final class ForwardingClient {
 
     /** How many lanes are kept, for tests: read on each shard. */
     int laneCount() {
-        return onEachShard(one -> one.lanes.laneCount());
+        return sumOverShards(one -> one.lanes.laneCount());
     }
 
     /** Publishes of queue {@code queueId} in flight and waiting in its lane, for tests. */
@@ -293,10 +294,10 @@ final class ForwardingClient {
 
     /** Forwarded publishes not yet answered, failed or timed out, for tests. */
     int forwardedCount() {
-        return plain.size() + onEachShard(one -> one.lanes.size());
+        return plain.size() + sumOverShards(one -> one.lanes.size());
     }
 
-    private int onEachShard(java.util.function.ToIntFunction<ShardLanes> count) {
+    private int sumOverShards(ToIntFunction<ShardLanes> count) {
         int total = 0;
         for (ShardLanes one : lanes) {
             total += CompletableFuture.supplyAsync(() -> count.applyAsInt(one), one.shard)
@@ -388,7 +389,12 @@ final class ForwardingClient {
             }
             // any refusal (not its owner any more, or yet; the owner lost the role before it committed) leaves the
             // outcome to the next owner, which finds it in its log or appends it
-            lanes.answered(sequence, outcome.replyCode() != 0).ifPresent(forwarded -> forwarded.future.complete(null));
+            answer(sequence, outcome.replyCode() != 0);
+        }
+
+        /** The owner answered a publish: confirmed, or refused (it waits in its lane for the next owner). */
+        private void answer(long sequence, boolean refused) {
+            lanes.answered(sequence, refused).ifPresent(forwarded -> forwarded.future.complete(null));
         }
 
         void roundIfAny() {
@@ -433,8 +439,7 @@ final class ForwardingClient {
                 return false;
             }
             CompletableFuture<Void> local = new CompletableFuture<>();
-            local.whenComplete((ignored, failure) -> onShard(
-                    () -> lanes.answered(sequence, failure != null).ifPresent(done -> done.future.complete(null))));
+            local.whenComplete((ignored, failure) -> onShard(() -> answer(sequence, failure != null)));
             long id = publisher;
             queue.shard().execute(() -> queue.publish(forwarded.message.duplicate(), local, id, sequence));
             return true;
