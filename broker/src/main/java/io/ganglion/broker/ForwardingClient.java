@@ -225,7 +225,10 @@ final class ForwardingClient {
         CompletableFuture<Void> done = new CompletableFuture<>();
         plain.put(sequence, new Plain(home, queue, done, System.nanoTime() + publishTimeoutNanos));
         if (home.equals(self)
-                || !send(home, new PublishToHome(publisher, sequence, queueId, RemoteQueues.bytes(message)))) {
+                || !send(
+                        home,
+                        new PublishToHome(
+                                publisher, sequence, ForwardLanes.NONE, queueId, RemoteQueues.bytes(message)))) {
             plain.remove(sequence);
             done.completeExceptionally(homeDown(home, queue));
         }
@@ -245,12 +248,13 @@ final class ForwardingClient {
         long sequence = one.nextSequence();
         long id = publisher;
         one.shard.execute(() -> {
-            if (!one.lanes.sendLocally(queueId, self)) {
+            long after = one.lanes.sendLocally(queueId, sequence, self);
+            if (after == ForwardLanes.HELD) {
                 one.submit(queueId, sequence, forwarded, Optional.of(self));
                 return;
             }
             CompletableFuture<Void> done = new CompletableFuture<>();
-            replica.publish(message.duplicate(), done, id, sequence);
+            replica.publish(message.duplicate(), done, id, sequence, after);
             done.whenComplete((ignored, failure) -> one.onShard(() -> one.decidedHere(sequence, forwarded, failure)));
         });
         return forwarded.future;
@@ -428,10 +432,10 @@ final class ForwardingClient {
         }
 
         @Override
-        public boolean send(NodeId owner, long sequence, Forwarded forwarded) {
+        public boolean send(NodeId owner, long sequence, long after, Forwarded forwarded) {
             if (!owner.equals(self)) {
                 return ForwardingClient.this.send(
-                        owner, new PublishToHome(publisher, sequence, forwarded.queueId, forwarded.bytes()));
+                        owner, new PublishToHome(publisher, sequence, after, forwarded.queueId, forwarded.bytes()));
             }
             // this broker became the queue's owner: the publish goes to its own replica, with the same id
             LocalQueue queue = localReplicas.apply(forwarded.queueId);
@@ -441,7 +445,7 @@ final class ForwardingClient {
             CompletableFuture<Void> local = new CompletableFuture<>();
             local.whenComplete((ignored, failure) -> onShard(() -> answer(sequence, failure != null)));
             long id = publisher;
-            queue.shard().execute(() -> queue.publish(forwarded.message.duplicate(), local, id, sequence));
+            queue.shard().execute(() -> queue.publish(forwarded.message.duplicate(), local, id, sequence, after));
             return true;
         }
 

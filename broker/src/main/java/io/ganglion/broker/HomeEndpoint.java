@@ -139,7 +139,9 @@ final class HomeEndpoint {
                         : new PublishToHomeOutcome(
                                 publish.sequence(), replyCode(failure), String.valueOf(failure.getMessage()))));
         ByteBuffer payload = ByteBuffer.wrap(publish.message());
-        replica.shard().execute(() -> replica.publish(payload, done, publish.publisher(), publish.sequence()));
+        replica.shard()
+                .execute(
+                        () -> replica.publish(payload, done, publish.publisher(), publish.sequence(), publish.after()));
     }
 
     private void cancel(NodeId from, CancelConsumer cancel) {

@@ -27,9 +27,11 @@ interface LocalQueue extends QueueHandle {
     /**
      * Admits a publish that another broker forwarded, identified by {@code publisher} and {@code sequence}: a
      * replicated queue confirms one it already holds (a re-send to a new owner) instead of appending it again; a
-     * single-copy queue has no re-sends and ignores the id.
+     * single-copy queue has no re-sends and ignores the id. A replicated queue admits it only after publish {@code
+     * after} of the same publisher ({@code ForwardLanes.NONE}: no condition), so that a queue's publishes from one
+     * broker keep their order across a change of owner.
      */
-    default void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
+    default void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence, long after) {
         publish(payload, done);
     }
 

@@ -16,7 +16,7 @@ import java.util.function.LongFunction;
  *
  * <pre>
  *   client ── AMQP ──> broker B (not home)                           broker H (home of q)
- *     publish          PublishToHome(seq, q, message) ─────────────>   replica.publish ── durable
+ *     publish          PublishToHome(seq, after, q, message) ──────>   replica.publish ── durable
  *     basic.ack   <──  PublishToHomeOutcome(seq, ok) <──────────────   ┘
  *     consume          Subscribe(req, q, consumer, tag, prefetch) ──>   replica.consume(sink -> Deliver)
  *     deliver     <──  Deliver(consumer, offset, message)  <────────   ┘

@@ -20,6 +20,7 @@ import io.ganglion.queues.routing.ResourceName;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.ReplicaEvent;
+import io.ganglion.serving.ForwardLanes;
 import io.ganglion.serving.PublishIntake;
 import io.ganglion.serving.QueueOwner;
 import io.netty.buffer.Unpooled;
@@ -374,7 +375,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void publish(ByteBuffer payload, CompletableFuture<Void> done) {
-        publish(payload, done, publisher, ++sequence);
+        publish(payload, done, publisher, ++sequence, ForwardLanes.NONE);
     }
 
     /**
@@ -384,13 +385,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * left to the next owner; either way safe to send again with the same id.
      */
     @Override
-    public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence) {
+    public void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence, long after) {
         if (closed) {
             done.completeExceptionally(notHere());
         } else if (host == null) {
             done.completeExceptionally(new QueueMoved(notHere().explanation()));
         } else {
-            intake.publish(new PublishId(publisher, sequence), payload, done, host.nowMs());
+            intake.publish(new PublishId(publisher, sequence), after, payload, done, host.nowMs());
         }
     }
 

@@ -18,6 +18,7 @@ import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
 import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.replication.ReplicationConfig;
+import io.ganglion.serving.ForwardLanes;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
 import java.nio.ByteBuffer;
@@ -103,7 +104,8 @@ class ReplicatedQueueParkTest {
 
     private CompletableFuture<Void> publish(long sequence) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        shard.execute(() -> queue.publish(ByteBuffer.wrap(new byte[] {1, 2, 3}), done, 99, sequence));
+        shard.execute(
+                () -> queue.publish(ByteBuffer.wrap(new byte[] {1, 2, 3}), done, 99, sequence, ForwardLanes.NONE));
         return done;
     }
 

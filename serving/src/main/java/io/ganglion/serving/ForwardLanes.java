@@ -20,9 +20,12 @@ import java.util.function.LongFunction;
  * <ul>
  *   <li><b>Lanes.</b> A queue's publishes reach every owner in the order they came: a publish goes to an owner only
  *       when no earlier publish of its queue waits and every one in flight went to that same owner; otherwise it
- *       waits, and {@link #resend} sends waiting publishes in sequence order. Publishes the broker's own replica took
- *       ({@link #sendLocally}) count in the lane until that replica decided them ({@link #decidedLocally}) or gave
- *       them back ({@link #adopt}).
+ *       waits, and {@link #resend} sends waiting publishes in sequence order, a waiting one only once the later ones
+ *       in flight came back. Publishes the broker's own replica took ({@link #sendLocally}) count in the lane until
+ *       that replica decided them ({@link #decidedLocally}) or gave them back ({@link #adopt}).
+ *   <li><b>After.</b> Each send names the publish of its lane sent just before it that is still in flight ({@link
+ *       #NONE} when none is): the owner admits a publish only after that one ({@code PublishIntake}), so one it
+ *       refused (not the owner yet, or held too long) is never overtaken by a later one it admits.
  *   <li><b>Deadline.</b> A publish not decided within {@code timeoutMs} of its submission or adoption fails: its
  *       outcome is unknown, and it is never sent again, so the owners' resend window (longer than the timeout) holds
  *       every id a re-send can carry.
@@ -37,19 +40,31 @@ public final class ForwardLanes<T> {
     /** Refusals of one publish that ask for a round soon; after them only the regular rounds try it. */
     public static final int QUICK_RETRIES = 20;
 
+    /** The {@code after} of a publish sent with nothing of its lane in flight before it. */
+    public static final long NONE = -1;
+
+    /** What {@link #sendLocally} gives when the publish may not go to the own replica now. */
+    public static final long HELD = Long.MIN_VALUE;
+
     /** Deliberate rule breaks the simulator injects to show that its checkers catch them; the broker passes none. */
     public enum Fault {
         /** An adopted publish is taken as a new one, with a sequence of its own: the next owner appends it again. */
-        ADOPT_AS_NEW
+        ADOPT_AS_NEW,
+        /**
+         * Every publish goes with no {@code after}: an owner that sent one back (not the owner yet, held too long) may
+         * admit a later one of its lane first.
+         */
+        SEND_WITHOUT_AFTER
     }
 
     /** What the lanes ask of their runtime. */
     public interface Effects<T> {
         /**
-         * Sends publish {@code sequence} to {@code owner}, this broker's own replica when it is this broker; false when
-         * it cannot go now (its link is down, or the replica is not open here): it waits for the next round.
+         * Sends publish {@code sequence} to {@code owner}, this broker's own replica when it is this broker, to be
+         * admitted only after publish {@code after} of its lane ({@link #NONE}: no condition); false when it cannot go
+         * now (its link is down, or the replica is not open here): it waits for the next round.
          */
-        boolean send(NodeId owner, long sequence, T publish);
+        boolean send(NodeId owner, long sequence, long after, T publish);
 
         /** Run {@link #resend} again soon. */
         void resendSoon();
@@ -67,17 +82,31 @@ public final class ForwardLanes<T> {
     public record Round<T>(List<T> timedOut, int resent) {}
 
     private static final class Lane {
+        final boolean withoutAfter;
         int inFlight;
         int waiting;
         NodeId home;
+        /** The last publish sent to {@link #home}: the one a send while others are in flight goes after. */
+        long lastSent = NONE;
 
-        boolean sendNow(NodeId to) {
+        Lane(boolean withoutAfter) {
+            this.withoutAfter = withoutAfter;
+        }
+
+        /** The {@code after} of publish {@code sequence} sent to {@code to} now, or {@link #HELD}. */
+        long sendNow(NodeId to, long sequence) {
             if (waiting > 0 || (inFlight > 0 && !to.equals(home))) {
-                return false;
+                return HELD;
             }
+            return sent(to, sequence);
+        }
+
+        long sent(NodeId to, long sequence) {
+            long after = inFlight > 0 && !withoutAfter ? lastSent : NONE;
             inFlight++;
             home = to;
-            return true;
+            lastSent = sequence;
+            return after;
         }
 
         boolean idle() {
@@ -135,10 +164,11 @@ public final class ForwardLanes<T> {
         if (entries.putIfAbsent(sequence, entry) != null) {
             throw new IllegalArgumentException("sequence " + sequence + " is forwarded already");
         }
-        if (owner.isPresent() && entry.lane.sendNow(owner.get())) {
+        long after = owner.isPresent() ? entry.lane.sendNow(owner.get(), sequence) : HELD;
+        if (after != HELD) {
             entry.home = owner.get();
             entry.sent = true;
-            if (!effects.send(owner.get(), sequence, publish)) {
+            if (!effects.send(owner.get(), sequence, after, publish)) {
                 backToWaiting(entry);
             }
         } else {
@@ -147,11 +177,12 @@ public final class ForwardLanes<T> {
     }
 
     /**
-     * Whether a publish to {@code queue} may go to this broker's own replica ({@code self}) now; if so it counts in
-     * the lane as in flight until {@link #decidedLocally} or {@link #adopt}.
+     * Whether publish {@code sequence} to {@code queue} may go to this broker's own replica ({@code self}) now: its
+     * {@code after} if so (it counts in the lane as in flight until {@link #decidedLocally} or {@link #adopt}), else
+     * {@link #HELD}.
      */
-    public boolean sendLocally(long queue, NodeId self) {
-        return lane(queue).sendNow(self);
+    public long sendLocally(long queue, long sequence, NodeId self) {
+        return lane(queue).sendNow(self, sequence);
     }
 
     /** A publish {@link #sendLocally} let through was decided by this broker's replica. */
@@ -222,7 +253,7 @@ public final class ForwardLanes<T> {
      * A round at {@code nowMs}, with each queue's owner as the image shows it now: publishes in flight to a broker
      * that no longer owns their queue go back to waiting, all of them before any is sent again; publishes past their
      * deadline are removed; then waiting publishes go to their queue's owner in sequence order, a queue's later ones
-     * held behind one that cannot go.
+     * held behind one that cannot go (its owner is not known, a later one is still in flight, or its link is down).
      */
     public Round<T> resend(LongFunction<Optional<NodeId>> ownerOf, long nowMs) {
         Map<Long, Optional<NodeId>> owners = new HashMap<>();
@@ -250,8 +281,9 @@ public final class ForwardLanes<T> {
                 continue;
             }
             Optional<NodeId> owner = owners.computeIfAbsent(entry.queue, ownerOf::apply);
-            if (owner.isEmpty() || !resendTo(entry, owner.get())) {
-                held.put(entry.queue, true); // recovering, or an earlier publish in flight to another broker
+            long after = owner.isEmpty() ? HELD : resendTo(entry, next.getKey(), owner.get());
+            if (after == HELD) {
+                held.put(entry.queue, true); // recovering, or publishes in flight that were sent after it or elsewhere
                 continue;
             }
             if (entry.sent) {
@@ -259,7 +291,7 @@ public final class ForwardLanes<T> {
                 resent++;
             }
             entry.sent = true;
-            if (!effects.send(owner.get(), next.getKey(), entry.publish)) {
+            if (!effects.send(owner.get(), next.getKey(), after, entry.publish)) {
                 backToWaiting(entry);
                 held.put(entry.queue, true);
             }
@@ -297,7 +329,7 @@ public final class ForwardLanes<T> {
     }
 
     private Lane lane(long queue) {
-        return lanes.computeIfAbsent(queue, id -> new Lane());
+        return lanes.computeIfAbsent(queue, id -> new Lane(faults.contains(Fault.SEND_WITHOUT_AFTER)));
     }
 
     private static <T> void startWaiting(Entry<T> entry) {
@@ -313,17 +345,20 @@ public final class ForwardLanes<T> {
         }
     }
 
-    private static <T> boolean resendTo(Entry<T> entry, NodeId to) {
+    /**
+     * Sends waiting publish {@code sequence} to {@code to} if nothing of its lane is in flight elsewhere or was sent
+     * after it (those come back first: the owner refuses them, as they go after this one); its {@code after}, or
+     * {@link #HELD}.
+     */
+    private static <T> long resendTo(Entry<T> entry, long sequence, NodeId to) {
         Lane lane = entry.lane;
-        if (lane.inFlight > 0 && !to.equals(lane.home)) {
-            return false;
+        if (lane.inFlight > 0 && (!to.equals(lane.home) || sequence < lane.lastSent)) {
+            return HELD;
         }
         entry.waiting = false;
         lane.waiting--;
-        lane.inFlight++;
-        lane.home = to;
         entry.home = to;
-        return true;
+        return lane.sent(to, sequence);
     }
 
     private static <T> void decided(Entry<T> entry) {

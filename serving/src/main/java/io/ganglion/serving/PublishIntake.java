@@ -6,6 +6,7 @@ import io.ganglion.replication.ReplicaEvent;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +19,10 @@ import java.util.Optional;
  * <ul>
  *   <li><b>Admit.</b> While the replica takes publishes ({@link Roles#takingPublishes}) a publish is handed to it under
  *       that epoch. The same publish id sent again while the first is in flight joins it: one append, both answered.
+ *   <li><b>In order.</b> A publish names the one its sender's lane sent just before it, still undecided there ({@code
+ *       after}, {@link ForwardLanes#NONE} for none): it is admitted only if this intake admitted that one (or a later
+ *       one of the same sender) in the same epoch, else it goes back to its sender, which sends both again in order.
+ *       A publish this intake sent back is so never overtaken by a later one of its lane.
  *   <li><b>Park.</b> While the replica awaits its next epoch ({@link Roles#awaitingEpoch}: a recovery sealed it and it
  *       has not heard who owns next), a publish is held, at most {@value #PARK_MAX} of them for {@value #PARK_MS} ms:
  *       the broker that sent it here often learns first that this one owns the next epoch. Held publishes go in, in
@@ -70,7 +75,7 @@ public final class PublishIntake<T> {
         default void firstPublish(Epoch epoch) {}
     }
 
-    private record Parked<T>(PublishId id, ByteBuffer payload, T done, long sinceMs) {}
+    private record Parked<T>(PublishId id, long after, ByteBuffer payload, T done, long sinceMs) {}
 
     private final Roles roles;
     private final Effects<T> effects;
@@ -80,6 +85,13 @@ public final class PublishIntake<T> {
 
     private final ArrayDeque<Parked<T>> parked = new ArrayDeque<>();
     private Epoch firstPublish;
+    /** The epoch {@link #admitted} is of. */
+    private Epoch admittedEpoch;
+    /** Per sender (publisher id), the highest sequence admitted in {@link #admittedEpoch}; few senders, so arrays. */
+    private long[] senders = new long[4];
+
+    private long[] admitted = new long[4];
+    private int senderCount;
     private boolean closed;
 
     public PublishIntake(Roles roles, Effects<T> effects) {
@@ -97,32 +109,77 @@ public final class PublishIntake<T> {
         return parked.size();
     }
 
-    /** A publish with its id, at {@code nowMs}: admitted, held, or back to its sender. */
-    public void publish(PublishId id, ByteBuffer payload, T done, long nowMs) {
+    /**
+     * A publish with its id, to be admitted after publish {@code after} of the same sender ({@link ForwardLanes#NONE}:
+     * no condition), at {@code nowMs}: admitted, held, or back to its sender.
+     */
+    public void publish(PublishId id, long after, ByteBuffer payload, T done, long nowMs) {
         Optional<Epoch> taking = closed ? Optional.empty() : roles.takingPublishes();
         if (taking.isPresent()) {
-            admit(id, taking.get(), payload, done);
+            release(Long.MAX_VALUE, nowMs); // held ones first, in the order they came
+            admit(id, after, taking.get(), payload, done);
         } else if (!closed && roles.awaitingEpoch() && parked.size() < PARK_MAX) {
             if (parked.isEmpty()) {
                 effects.wakeIn(PARK_MS);
             }
-            parked.add(new Parked<>(id, payload, done, nowMs));
+            parked.add(new Parked<>(id, after, payload, done, nowMs));
         } else {
             effects.moved(done, "not the owner now");
         }
     }
 
-    private void admit(PublishId id, Epoch epoch, ByteBuffer payload, T done) {
-        T earlier = inFlight.putIfAbsent(id, done);
+    private void admit(PublishId id, long after, Epoch epoch, ByteBuffer payload, T done) {
+        T earlier = inFlight.get(id);
         if (earlier != null) {
             joined.computeIfAbsent(id, unused -> new ArrayList<>(1)).add(done);
             return;
         }
+        if (!epoch.equals(admittedEpoch)) {
+            admittedEpoch = epoch;
+            senderCount = 0;
+        }
+        int sender = sender(id.publisher());
+        if (after != ForwardLanes.NONE && (sender < 0 || admitted[sender] < after)) {
+            effects.moved(done, "publish " + after + " of its sender, sent before it, is not admitted here");
+            return;
+        }
+        if (sender < 0) {
+            sender = addSender(id.publisher());
+        }
+        admitted[sender] = Math.max(admitted[sender], id.sequence());
+        inFlight.put(id, done);
         if (!epoch.equals(firstPublish)) {
             firstPublish = epoch;
             effects.firstPublish(epoch);
         }
         effects.admit(new ReplicaEvent.PublishAdmitted(id, epoch, payload));
+    }
+
+    private int sender(long publisher) {
+        for (int i = 0; i < senderCount; i++) {
+            if (senders[i] == publisher) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private int addSender(long publisher) {
+        if (senderCount == senders.length) {
+            senders = Arrays.copyOf(senders, senderCount * 2);
+            admitted = Arrays.copyOf(admitted, senderCount * 2);
+        }
+        senders[senderCount] = publisher;
+        admitted[senderCount] = Long.MIN_VALUE;
+        return senderCount++;
+    }
+
+    /** Forgets what {@code publisher} had admitted: its publishes with an {@code after} go back until one without. */
+    private void forgetSender(long publisher) {
+        int sender = sender(publisher);
+        if (sender >= 0) {
+            admitted[sender] = Long.MIN_VALUE;
+        }
     }
 
     /** The replica committed {@code id}: every send of it is answered. */
@@ -141,6 +198,7 @@ public final class PublishIntake<T> {
     public void refused(PublishId id, String reason) {
         T done = inFlight.remove(id);
         if (done != null) {
+            forgetSender(id.publisher());
             effects.moved(done, reason);
             List<T> others = joined.isEmpty() ? null : joined.remove(id);
             if (others != null) {
@@ -158,6 +216,7 @@ public final class PublishIntake<T> {
         joined.values().forEach(all::addAll);
         inFlight.clear();
         joined.clear();
+        senderCount = 0;
         for (T done : all) {
             if (movedOn) {
                 effects.moved(done, why);
@@ -203,7 +262,7 @@ public final class PublishIntake<T> {
             Parked<T> held = parked.pollFirst();
             count++;
             if (taking.isPresent()) {
-                admit(held.id(), taking.get(), held.payload(), held.done());
+                admit(held.id(), held.after(), taking.get(), held.payload(), held.done());
             } else {
                 effects.moved(held.done(), "not the owner now");
             }

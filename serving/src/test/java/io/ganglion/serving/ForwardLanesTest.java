@@ -20,7 +20,28 @@ class ForwardLanesTest {
     private static final long Q = 7;
     private static final long TIMEOUT_MS = 30_000;
 
-    private record Sent(NodeId to, long sequence, String publish) {}
+    private record Sent(NodeId to, long sequence, String publish, long after) {
+        Sent(NodeId to, long sequence, String publish) {
+            this(to, sequence, publish, ANY);
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Sent that
+                    && to.equals(that.to)
+                    && sequence == that.sequence
+                    && publish.equals(that.publish)
+                    && (after == ANY || that.after == ANY || after == that.after);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(to, sequence, publish);
+        }
+    }
+
+    /** A {@link Sent} whose {@code after} the test does not check. */
+    private static final long ANY = -42;
 
     private final List<Sent> sent = new ArrayList<>();
     private final Set<NodeId> down = new HashSet<>();
@@ -30,11 +51,11 @@ class ForwardLanesTest {
 
     private final ForwardLanes.Effects<String> effects = new ForwardLanes.Effects<>() {
         @Override
-        public boolean send(NodeId owner, long sequence, String publish) {
+        public boolean send(NodeId owner, long sequence, long after, String publish) {
             if (down.contains(owner)) {
                 return false;
             }
-            sent.add(new Sent(owner, sequence, publish));
+            sent.add(new Sent(owner, sequence, publish, after));
             return true;
         }
 
@@ -60,7 +81,9 @@ class ForwardLanesTest {
         lanes.submit(Q, 1, "m1", Optional.of(B2), 0);
         lanes.submit(Q, 2, "m2", Optional.of(B2), 0);
 
-        assertThat(sent).containsExactly(new Sent(B2, 1, "m1"), new Sent(B2, 2, "m2"));
+        assertThat(sent)
+                .as("the second goes after the first, in flight")
+                .containsExactly(new Sent(B2, 1, "m1", ForwardLanes.NONE), new Sent(B2, 2, "m2", 1));
         assertThat(lanes.answered(1, false)).hasValue("m1");
         assertThat(lanes.answered(1, false)).as("answered twice").isEmpty();
         assertThat(lanes.inFlight(Q)).isEqualTo(1);
@@ -84,6 +107,31 @@ class ForwardLanesTest {
         assertThat(round.resent()).isEqualTo(1);
         assertThat(sent).containsExactly(new Sent(B2, 1, "m1"), new Sent(B3, 1, "m1"), new Sent(B3, 2, "m2"));
         assertThat(lanes.wasResent(1)).isTrue();
+    }
+
+    @Test
+    void shouldSendARefusedPublishAgainOnlyOnceTheLaterOnesInFlightCameBack() {
+        owners.put(Q, B2);
+        lanes.submit(Q, 1, "m1", Optional.of(B2), 0);
+        lanes.submit(Q, 2, "m2", Optional.of(B2), 0);
+        lanes.submit(Q, 3, "m3", Optional.of(B2), 0);
+        // b2 was not the owner yet for m1; m2 and m3, sent after it, come back refused too (the owner admits them only
+        // after m1), but their answers are still on the way
+        lanes.answered(1, true);
+        round(1);
+        assertThat(sent).as("m1 waits for m2 and m3").hasSize(3);
+        lanes.submit(Q, 4, "m4", Optional.of(B2), 2);
+        assertThat(sent).as("m4 waits behind m1").hasSize(3);
+
+        lanes.answered(2, true);
+        lanes.answered(3, true);
+        round(3);
+        assertThat(sent.subList(3, sent.size()))
+                .containsExactly(
+                        new Sent(B2, 1, "m1", ForwardLanes.NONE),
+                        new Sent(B2, 2, "m2", 1),
+                        new Sent(B2, 3, "m3", 2),
+                        new Sent(B2, 4, "m4", 3));
     }
 
     @Test
@@ -154,14 +202,16 @@ class ForwardLanesTest {
 
     @Test
     void shouldCountTheOwnReplicasPublishesInTheLaneUntilDecidedOrAdopted() {
-        assertThat(lanes.sendLocally(Q, SELF)).isTrue();
-        assertThat(lanes.sendLocally(Q, SELF)).isTrue();
+        assertThat(lanes.sendLocally(Q, 400, SELF)).isEqualTo(ForwardLanes.NONE);
+        assertThat(lanes.sendLocally(Q, 500, SELF))
+                .as("after the one in flight")
+                .isEqualTo(400);
         // the image moved to b2: a forwarded publish may not pass the two at this broker's replica
         lanes.submit(Q, 1, "m1", Optional.of(B2), 0);
         assertThat(sent).isEmpty();
-        assertThat(lanes.sendLocally(Q, SELF))
+        assertThat(lanes.sendLocally(Q, 600, SELF))
                 .as("one waits: no more go to the replica")
-                .isFalse();
+                .isEqualTo(ForwardLanes.HELD);
 
         lanes.decidedLocally(Q);
         // the replica stopped owning: it gives the other one back, to be sent with its own sequence
@@ -176,7 +226,7 @@ class ForwardLanesTest {
     @Test
     void shouldTakeAnAdoptedPublishAsANewOneUnderTheInjectedFault() {
         ForwardLanes<String> faulty = new ForwardLanes<>(effects, TIMEOUT_MS, Set.of(ForwardLanes.Fault.ADOPT_AS_NEW));
-        assertThat(faulty.sendLocally(Q, SELF)).isTrue();
+        assertThat(faulty.sendLocally(Q, 500, SELF)).isEqualTo(ForwardLanes.NONE);
         faulty.adopt(Q, 500, "local", 0);
         faulty.resend(queue -> Optional.of(B2), 10);
 

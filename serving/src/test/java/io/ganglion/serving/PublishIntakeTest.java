@@ -12,6 +12,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class PublishIntakeTest {
+    private static final long NONE = ForwardLanes.NONE;
     private static final ByteBuffer BODY = ByteBuffer.allocate(4);
 
     private Optional<Epoch> taking = Optional.empty();
@@ -66,8 +67,8 @@ class PublishIntakeTest {
     @Test
     void shouldAdmitUnderTheEpochTakingPublishesAndConfirmEverySendOfOneId() {
         taking = Optional.of(Epoch.of(3));
-        intake.publish(id(1), BODY, "a", 0);
-        intake.publish(id(1), BODY, "a-again", 1);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(1), NONE, BODY, "a-again", 1);
         intake.confirmed(id(1));
         assertThat(seen).containsExactly("admit 1@3", "confirmed a", "confirmed a-again");
         assertThat(intake.inFlight()).isZero();
@@ -76,8 +77,8 @@ class PublishIntakeTest {
     @Test
     void shouldSendBackWhatTheReplicaRefusesWithEveryJoinedSend() {
         taking = Optional.of(Epoch.of(3));
-        intake.publish(id(1), BODY, "a", 0);
-        intake.publish(id(1), BODY, "b", 0);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(1), NONE, BODY, "b", 0);
         intake.refused(id(1), "sealed");
         assertThat(seen).containsExactly("admit 1@3", "moved a", "moved b");
     }
@@ -85,8 +86,8 @@ class PublishIntakeTest {
     @Test
     void shouldHoldWhileAwaitingTheNextEpochAndAdmitInOrderWhenTheOwnerRoleBegins() {
         awaiting = true;
-        intake.publish(id(1), BODY, "a", 0);
-        intake.publish(id(2), BODY, "b", 5);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(2), NONE, BODY, "b", 5);
         assertThat(seen).isEmpty();
         assertThat(wakes).containsExactly(PublishIntake.PARK_MS);
         awaiting = false;
@@ -98,7 +99,7 @@ class PublishIntakeTest {
     @Test
     void shouldSendHeldPublishesBackWhenTheReplicaFollowsAnotherOwner() {
         awaiting = true;
-        intake.publish(id(1), BODY, "a", 0);
+        intake.publish(id(1), NONE, BODY, "a", 0);
         awaiting = false;
         intake.rolesMayHaveChanged(10);
         assertThat(seen).containsExactly("moved a");
@@ -107,8 +108,8 @@ class PublishIntakeTest {
     @Test
     void shouldSendBackOnlyThePublishesHeldForTheWholeWait() {
         awaiting = true;
-        intake.publish(id(1), BODY, "a", 0);
-        intake.publish(id(2), BODY, "b", 200);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(2), NONE, BODY, "b", 200);
         intake.expire(PublishIntake.PARK_MS);
         assertThat(seen).containsExactly("moved a");
         assertThat(wakes).containsExactly(PublishIntake.PARK_MS, 200L);
@@ -119,26 +120,75 @@ class PublishIntakeTest {
 
     @Test
     void shouldSendBackAtOnceWhenNeitherOwningNorAwaitingOrWhenFull() {
-        intake.publish(id(1), BODY, "a", 0);
+        intake.publish(id(1), NONE, BODY, "a", 0);
         awaiting = true;
         for (int i = 0; i < PublishIntake.PARK_MAX; i++) {
-            intake.publish(id(10 + i), BODY, "held", 0);
+            intake.publish(id(10 + i), NONE, BODY, "held", 0);
         }
-        intake.publish(id(2), BODY, "b", 0);
+        intake.publish(id(2), NONE, BODY, "b", 0);
         assertThat(seen).containsExactly("moved a", "moved b");
     }
 
     @Test
     void shouldAnswerEveryPublishInFlightWhenDroppedAndRefuseAfterClose() {
         taking = Optional.of(Epoch.of(3));
-        intake.publish(id(1), BODY, "a", 0);
-        intake.publish(id(1), BODY, "b", 0);
-        intake.publish(id(2), BODY, "c", 0);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(1), NONE, BODY, "b", 0);
+        intake.publish(id(2), NONE, BODY, "c", 0);
         intake.dropInFlight("deleted", false);
         assertThat(seen).contains("failed a", "failed b", "failed c");
         seen.clear();
         intake.close(5);
-        intake.publish(id(3), BODY, "d", 6);
+        intake.publish(id(3), NONE, BODY, "d", 6);
         assertThat(seen).containsExactly("moved d");
+    }
+
+    @Test
+    void shouldAdmitAPublishOnlyAfterTheOneItsLaneSentBeforeIt() {
+        taking = Optional.of(Epoch.of(3));
+        intake.publish(id(2), 1, BODY, "b", 0);
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(2), 1, BODY, "b-again", 0);
+        intake.publish(id(5), 4, BODY, "e", 0);
+        intake.publish(id(6), 2, BODY, "f", 0);
+        assertThat(seen)
+                .as("b before a goes back; after a it is admitted; f may follow b even with c-e decided between")
+                .containsExactly("moved b", "admit 1@3", "admit 2@3", "moved e", "admit 6@3");
+    }
+
+    @Test
+    void shouldNotLetALaterPublishPassOneSentBackFromBeingHeld() {
+        awaiting = true;
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.publish(id(2), 1, BODY, "b", 200);
+        intake.expire(PublishIntake.PARK_MS);
+        taking = Optional.of(Epoch.of(4));
+        awaiting = false;
+        intake.rolesMayHaveChanged(PublishIntake.PARK_MS + 10);
+        assertThat(seen).as("b goes back as well: its lane sends a again first").containsExactly("moved a", "moved b");
+
+        intake.publish(id(1), NONE, BODY, "a-again", 400);
+        intake.publish(id(2), 1, BODY, "b-again", 400);
+        assertThat(seen).endsWith("admit 1@4", "admit 2@4");
+    }
+
+    @Test
+    void shouldAdmitHeldPublishesBeforeANewOneOnceTheEpochBegins() {
+        awaiting = true;
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        taking = Optional.of(Epoch.of(4));
+        awaiting = false;
+        intake.publish(id(2), 1, BODY, "b", 5);
+        assertThat(seen).containsExactly("admit 1@4", "admit 2@4");
+    }
+
+    @Test
+    void shouldForgetWhatWasAdmittedInAnEarlierEpoch() {
+        taking = Optional.of(Epoch.of(3));
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        intake.refused(id(1), "lost the role");
+        taking = Optional.of(Epoch.of(5));
+        intake.publish(id(2), 1, BODY, "b", 10);
+        assertThat(seen).containsExactly("admit 1@3", "moved a", "moved b");
     }
 }

@@ -51,6 +51,12 @@ public enum Bug {
      */
     ADOPT_AS_NEW,
     /**
+     * The shipping forwarding lanes send every publish without naming the one before it, so the owner's intake ({@code
+     * serving.PublishIntake}) cannot hold a later publish behind one it sent back: a queue's publishes from one broker
+     * are committed out of the order they came.
+     */
+    SEND_WITHOUT_AFTER,
+    /**
      * The owner answers a drop request at once, without waiting until the members left hold every record it confirmed
      * with the leaving follower: a recovery sealing R' of the smaller E may then miss a confirmed record.
      */

@@ -259,6 +259,39 @@ public final class Invariants {
         }
     }
 
+    /**
+     * The order check, once the workload drained: in the log of each object's owner, the confirmed publishes of one
+     * publisher stand in the order it published them (one channel's publishes to one queue keep their order, also
+     * across a change of owner and the re-sends it brings).
+     */
+    public void checkPublishOrder() {
+        for (Map.Entry<ObjectId, TreeSet<PublishId>> entry : confirmedPublishes.entrySet()) {
+            ObjectId object = entry.getKey();
+            Optional<Assignment> active = cluster.history(object).validate();
+            if (active.isEmpty()) {
+                continue;
+            }
+            SimReplica log = cluster.broker(active.get().owner()).replica(object);
+            HashMap<Long, Long> lastOf = new HashMap<>();
+            for (Record record : log.read(log.start(), log.end())) {
+                if (record instanceof Record.Message message) {
+                    PublishId id = client(message.id());
+                    if (!entry.getValue().contains(id)) {
+                        continue;
+                    }
+                    Long last = lastOf.put(id.publisher(), id.sequence());
+                    if (last != null && last >= id.sequence()) {
+                        cluster.stats().reordered++;
+                        violation(object + ": confirmed publish " + id + " stands after sequence " + last
+                                + " of its publisher in " + active.get().owner()
+                                + "'s log: out of the order published");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
     void confirmed(ObjectId object, LogPosition position) {
         TreeMap<Long, Long> byEpoch = confirmed.computeIfAbsent(object, unused -> new TreeMap<>());
         Long before = byEpoch.get(position.epoch().value());

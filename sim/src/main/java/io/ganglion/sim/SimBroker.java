@@ -562,11 +562,21 @@ public final class SimBroker {
      * it under the epoch its replica takes publishes in, holds it for the next one, or sends it back.
      */
     void receivePublish(
-            ObjectId object, PublishId publish, int bytes, NodeId from, long fromGeneration, long sequence) {
+            ObjectId object,
+            PublishId publish,
+            long after,
+            int bytes,
+            NodeId from,
+            long fromGeneration,
+            long sequence) {
         if (alive) {
             intake(object)
                     .publish(
-                            publish, BODIES.slice(0, bytes), new Answer(from, fromGeneration, sequence), cluster.now());
+                            publish,
+                            after,
+                            BODIES.slice(0, bytes),
+                            new Answer(from, fromGeneration, sequence),
+                            cluster.now());
         }
     }
 

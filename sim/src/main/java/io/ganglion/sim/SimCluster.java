@@ -220,6 +220,7 @@ public final class SimCluster {
         }
         boolean drained = workload.unconfirmed() == 0 && invariants.undelivered() == 0;
         invariants.checkTotalQueue();
+        invariants.checkPublishOrder();
         return drained;
     }
 

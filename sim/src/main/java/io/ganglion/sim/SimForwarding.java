@@ -58,6 +58,9 @@ final class SimForwarding {
         if (cluster.config().has(Bug.ADOPT_AS_NEW)) {
             faults.add(ForwardLanes.Fault.ADOPT_AS_NEW);
         }
+        if (cluster.config().has(Bug.SEND_WITHOUT_AFTER)) {
+            faults.add(ForwardLanes.Fault.SEND_WITHOUT_AFTER);
+        }
         this.lanes = new ForwardLanes<>(new Effects(), TIMEOUT_MS, faults);
         cluster.scheduler().after(ROUND_MS, "resend " + broker.id(), this::regularRound);
     }
@@ -72,10 +75,14 @@ final class SimForwarding {
         Forwarded forwarded = new Forwarded(object, client, bytes);
         long queue = queueId(object);
         Optional<NodeId> owner = owner(queue);
-        if (owner.isPresent() && owner.get().equals(broker.id()) && lanes.sendLocally(queue, broker.id())) {
-            local.put(sequence, forwarded);
-            broker.receivePublish(object, logId(forwarded, sequence), bytes, broker.id(), generation, sequence);
-            return;
+        if (owner.isPresent() && owner.get().equals(broker.id())) {
+            long after = lanes.sendLocally(queue, sequence, broker.id());
+            if (after != ForwardLanes.HELD) {
+                local.put(sequence, forwarded);
+                broker.receivePublish(
+                        object, logId(forwarded, sequence), after, bytes, broker.id(), generation, sequence);
+                return;
+            }
         }
         lanes.submit(queue, sequence, forwarded, owner, cluster.now());
     }
@@ -165,11 +172,11 @@ final class SimForwarding {
 
     private final class Effects implements ForwardLanes.Effects<Forwarded> {
         @Override
-        public boolean send(NodeId owner, long sequence, Forwarded forwarded) {
+        public boolean send(NodeId owner, long sequence, long after, Forwarded forwarded) {
             PublishId id = logId(forwarded, sequence);
             NodeId self = broker.id();
             if (owner.equals(self)) {
-                broker.receivePublish(forwarded.object(), id, forwarded.bytes(), self, generation, sequence);
+                broker.receivePublish(forwarded.object(), id, after, forwarded.bytes(), self, generation, sequence);
                 return true;
             }
             cluster.network()
@@ -179,7 +186,13 @@ final class SimForwarding {
                             "pub",
                             () -> cluster.broker(owner)
                                     .receivePublish(
-                                            forwarded.object(), id, forwarded.bytes(), self, generation, sequence),
+                                            forwarded.object(),
+                                            id,
+                                            after,
+                                            forwarded.bytes(),
+                                            self,
+                                            generation,
+                                            sequence),
                             () -> linkClosed(owner));
             return true;
         }

@@ -20,6 +20,9 @@ public final class SimStats {
     long unknownOutcome;
     long earlyCommits;
     long lost;
+    /** Confirmed publishes found out of the order their publisher sent them (one per object at most). */
+    long reordered;
+
     long deliveryHolds;
     long parkedAdmitted;
     long reseeds;

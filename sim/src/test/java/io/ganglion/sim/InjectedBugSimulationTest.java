@@ -132,6 +132,15 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchPublishesAdmittedOutOfTheirLanesOrderWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.SEND_WITHOUT_AFTER);
+        assertThat(caught)
+                .as("a seed where an owner admits a publish before an earlier one of its lane it sent back")
+                .isNotNull();
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("out of the order published"));
+    }
+
+    @Test
     void shouldCatchADropWithoutTheOwnersProofWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.DROP_WITHOUT_PROOF);
         assertThat(caught)

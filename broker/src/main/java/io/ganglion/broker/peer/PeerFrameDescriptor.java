@@ -69,7 +69,7 @@ import io.netty.buffer.ByteBuf;
  *           0x02 Install     point LogPosition, sources list of NodeId
  *           0x03 CatchUp     owner NodeId
  *           0x04 Drop        follower NodeId
- *   0x20  PublishToHome    publisher int64, sequence int64, queueId int64, message bytes
+ *   0x20  PublishToHome    publisher int64, sequence int64, after int64, queueId int64, message bytes
  *   0x21  PublishToHomeOutcome  sequence int64, replyCode int32, text string
  *   0x22  Subscribe        requestId int64, queueId int64, consumerId int64, tag string, noAck bool,
  *                          exclusive bool, prefetch int32, stream start kind int8 (0 first, 1 last, 2 next,

@@ -122,7 +122,7 @@ final class PeerFrameReader {
             case PeerFrameDescriptor.TYPE_REPLICATION -> new Replication(readObject(body), readReplication(body));
             case PeerFrameDescriptor.TYPE_RECOVERY_COMMAND -> new RecoveryCommand(readRecovery(body));
             case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME ->
-                new PublishToHome(readLong(body), readLong(body), readLong(body), readBytes(body));
+                new PublishToHome(readLong(body), readLong(body), readLong(body), readLong(body), readBytes(body));
             case PeerFrameDescriptor.TYPE_PUBLISH_TO_HOME_OUTCOME ->
                 new PublishToHomeOutcome(readLong(body), readInt(body), readString(body, "text"));
             case PeerFrameDescriptor.TYPE_SUBSCRIBE ->

@@ -123,7 +123,7 @@ final class PeerFrameWriter {
                         + (long) m.epochs().size() * Long.BYTES;
             case Replication m -> objectLength(m.object()) + replicationLength(m.message());
             case RecoveryCommand m -> recoveryLength(m.request());
-            case PublishToHome m -> 3L * Long.BYTES + Integer.BYTES + m.message().length;
+            case PublishToHome m -> 4L * Long.BYTES + Integer.BYTES + m.message().length;
             case PublishToHomeOutcome m -> Long.BYTES + Integer.BYTES + stringLength(m.text());
             case Subscribe m -> 4L * Long.BYTES + stringLength(m.tag()) + 3 + Integer.BYTES;
             case Deliver m -> 2L * Long.BYTES + 1 + Integer.BYTES + m.message().length;
@@ -241,6 +241,7 @@ final class PeerFrameWriter {
     private static void writePublishToHome(ByteBuf out, PublishToHome m) {
         out.writeLong(m.publisher());
         out.writeLong(m.sequence());
+        out.writeLong(m.after());
         out.writeLong(m.queueId());
         writeBytes(out, m.message());
     }

@@ -285,27 +285,30 @@ public sealed interface PeerMessage {
      * A publish to a queue homed on the receiver ({@code queueId} is the queue's storage object id), from a broker a
      * client published through; answered by {@link PublishToHomeOutcome} with the same {@code sequence}. {@code
      * publisher} and {@code sequence} identify the publish for a replicated queue's log: sent again to a new owner, it
-     * is found there instead of appended twice.
+     * is found there instead of appended twice. {@code after} is the publish of the same publisher and queue the
+     * receiver must have admitted first ({@code ForwardLanes.NONE} for none).
      */
-    record PublishToHome(long publisher, long sequence, long queueId, byte[] message) implements PeerMessage {
+    record PublishToHome(long publisher, long sequence, long after, long queueId, byte[] message)
+            implements PeerMessage {
         @Override
         public boolean equals(Object other) {
             return other instanceof PublishToHome that
                     && publisher == that.publisher
                     && sequence == that.sequence
+                    && after == that.after
                     && queueId == that.queueId
                     && java.util.Arrays.equals(message, that.message);
         }
 
         @Override
         public int hashCode() {
-            return Objects.hash(publisher, sequence, queueId, java.util.Arrays.hashCode(message));
+            return Objects.hash(publisher, sequence, after, queueId, java.util.Arrays.hashCode(message));
         }
 
         @Override
         public String toString() {
-            return "PublishToHome[publisher=" + publisher + ", sequence=" + sequence + ", " + "queueId=" + queueId
-                    + ", " + "message=" + message.length + " octets" + "]";
+            return "PublishToHome[publisher=" + publisher + ", sequence=" + sequence + ", after=" + after + ", queueId="
+                    + queueId + ", " + "message=" + message.length + " octets" + "]";
         }
     }
 

@@ -65,7 +65,7 @@ final class PeerMessages {
                 new InstallReply(Q, 4, N2, true, ""),
                 new Fetch(Q, 50, 1 << 20),
                 new FetchReply(Q, 50, List.of(new byte[] {4, 5}, new byte[] {6}), List.of(2L, 3L)),
-                new PeerMessage.PublishToHome(3, 9, 77, new byte[] {1, 2}),
+                new PeerMessage.PublishToHome(3, 9, 8, 77, new byte[] {1, 2}),
                 new PeerMessage.PublishToHomeOutcome(9, 404, "queue gone"),
                 new PeerMessage.Subscribe(10, 77, 11, "ctag-1", false, true, 50, StreamStart.at(4096)),
                 new PeerMessage.Deliver(11, 1234, true, new byte[] {3}),
@@ -167,7 +167,9 @@ final class PeerMessages {
                 }
                 yield new FetchReply(object(), random.nextLong(), records, epochs);
             }
-            case 12 -> new PeerMessage.PublishToHome(random.nextLong(), random.nextLong(), random.nextLong(), bytes());
+            case 12 ->
+                new PeerMessage.PublishToHome(
+                        random.nextLong(), random.nextLong(), random.nextLong(), random.nextLong(), bytes());
             case 13 -> new PeerMessage.PublishToHomeOutcome(random.nextLong(), random.nextInt(), text(0));
             case 14 ->
                 new PeerMessage.Subscribe(
