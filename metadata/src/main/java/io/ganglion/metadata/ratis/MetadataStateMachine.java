@@ -86,6 +86,9 @@ final class MetadataStateMachine extends BaseStateMachine {
 
     // guarded by this
     private long appliedIndex = RaftLog.INVALID_LOG_INDEX;
+    /** The last index whose image the subscribers were given: a proposal's future waits for it, not for the apply. */
+    private long notifiedIndex = RaftLog.INVALID_LOG_INDEX;
+
     private final NavigableMap<Long, MetadataImage> unclaimed = new TreeMap<>();
     private final NavigableMap<Long, CompletableFuture<MetadataImage>> waiters = new TreeMap<>();
     private final NavigableMap<Long, CompletableFuture<Void>> appliedWaiters = new TreeMap<>();
@@ -213,12 +216,19 @@ final class MetadataStateMachine extends BaseStateMachine {
     @Override
     public void notifyTermIndexUpdated(long term, long index) {
         List<CompletableFuture<Void>> applied;
+        List<CompletableFuture<MetadataImage>> ready;
+        MetadataImage current;
         synchronized (this) {
             appliedIndex = Math.max(appliedIndex, index);
+            // the image is unchanged, and the subscribers saw it: earlier entries were published on this thread
+            notifiedIndex = Math.max(notifiedIndex, index);
             super.notifyTermIndexUpdated(term, index);
             applied = drainUpTo(appliedWaiters, appliedIndex);
+            ready = drainUpTo(waiters, notifiedIndex);
+            current = image;
         }
         applied.forEach(future -> future.complete(null));
+        ready.forEach(future -> future.complete(current));
     }
 
     /**
@@ -242,22 +252,30 @@ final class MetadataStateMachine extends BaseStateMachine {
         List<CompletableFuture<MetadataImage>> ready;
         List<CompletableFuture<Void>> applied;
         CompletableFuture<MetadataImage> exact;
+        long index = termIndex.getIndex();
         synchronized (this) {
             image = next;
-            appliedIndex = termIndex.getIndex();
+            appliedIndex = index;
             updateLastAppliedTermIndex(termIndex);
-            exact = waiters.remove(appliedIndex);
-            ready = drainUpTo(waiters, appliedIndex);
             applied = drainUpTo(appliedWaiters, appliedIndex);
-            if (own && exact == null) {
-                unclaimed.put(appliedIndex, next);
+            if (own) {
+                unclaimed.put(index, next);
                 while (unclaimed.size() > MAX_UNCLAIMED) {
                     unclaimed.pollFirstEntry();
                 }
             }
         }
-        // the subscribers first: what they build from the image (a queue's replica) exists once a proposal completes
+        // the subscribers first: what they build from the image (a queue's replica) exists once a proposal completes;
+        // until they return, imageAt(index) waits (notifiedIndex)
         notifySubscribers(next);
+        synchronized (this) {
+            notifiedIndex = Math.max(notifiedIndex, index);
+            exact = waiters.remove(index);
+            if (exact != null) {
+                unclaimed.remove(index);
+            }
+            ready = drainUpTo(waiters, index);
+        }
         if (exact != null) {
             exact.complete(next);
         }
@@ -290,12 +308,9 @@ final class MetadataStateMachine extends BaseStateMachine {
      */
     CompletableFuture<MetadataImage> imageAt(long index) {
         synchronized (this) {
-            MetadataImage produced = unclaimed.remove(index);
-            if (produced != null) {
-                return CompletableFuture.completedFuture(produced);
-            }
-            if (appliedIndex >= index) {
-                return CompletableFuture.completedFuture(image);
+            if (notifiedIndex >= index) {
+                MetadataImage produced = unclaimed.remove(index);
+                return CompletableFuture.completedFuture(produced != null ? produced : image);
             }
             if (closed) {
                 return CompletableFuture.failedFuture(new IOException("metadata log of " + nodeId + " is closed"));
@@ -361,6 +376,7 @@ final class MetadataStateMachine extends BaseStateMachine {
         synchronized (this) {
             image = loaded;
             appliedIndex = termIndex.getIndex();
+            notifiedIndex = Math.max(notifiedIndex, appliedIndex);
             setLastAppliedTermIndex(termIndex);
             ready = drainUpTo(waiters, appliedIndex);
             applied = drainUpTo(appliedWaiters, appliedIndex);
