@@ -92,7 +92,7 @@ public final class Broker implements AutoCloseable {
                 new Shard.Group(Math.max(1, Runtime.getRuntime().availableProcessors()));
         Core core = config.clustered()
                 ? startClustered(config, clock, storage, incarnation, info, shardGroup)
-                : startSingle(config, storage, info, shardGroup);
+                : startSingle(config, clock, storage, incarnation, info, shardGroup);
         AutoCloseable amqp = AmqpListener.start(config, core.backend(), shardGroup.eventLoops());
         AdminHttp http = AdminHttp.start(
                 config.amqpHost(),
@@ -125,13 +125,30 @@ public final class Broker implements AutoCloseable {
     /** What {@link #start} builds before the listeners; {@code cluster} and {@code router} are null unclustered. */
     private record Core(MetadataLog metadata, ClusterNode cluster, ReplicationRouter router, LocalBackend backend) {}
 
+    /** What the hosts of this broker's queues share: its node id, incarnation, the data path's tuning, the clock. */
+    private static ReplicationContext context(BrokerConfig config, Incarnation incarnation, Clock clock) {
+        return new ReplicationContext(
+                new NodeId(config.nodeId()),
+                incarnation,
+                ReplicationConfig.defaults(),
+                ReplicationContext.DEFAULT_TICK_MS,
+                clock::millis);
+    }
+
     /** One broker alone: the metadata log in a file, no peers. */
-    private static Core startSingle(BrokerConfig config, Storage storage, ServerInfo info, Shard.Group shardGroup)
+    private static Core startSingle(
+            BrokerConfig config,
+            Clock clock,
+            Storage storage,
+            Incarnation incarnation,
+            ServerInfo info,
+            Shard.Group shardGroup)
             throws IOException {
         MetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
         bootstrap(metadata, config);
         dropTransient(metadata);
-        LocalBackend backend = new LocalBackend(info, metadata, storage, shardGroup.shards());
+        LocalBackend backend = new LocalBackend(
+                info, metadata, storage, shardGroup.shards(), "", context(config, incarnation, clock));
         return new Core(metadata, null, null, backend);
     }
 
@@ -155,21 +172,14 @@ public final class Broker implements AutoCloseable {
         ClusterNode cluster = null;
         ReplicationRouter router = null;
         try {
-            LocalBackend backend = new LocalBackend(info, metadata, storage, shardGroup.shards(), config.nodeId());
+            LocalBackend backend = new LocalBackend(
+                    info, metadata, storage, shardGroup.shards(), config.nodeId(), context(config, incarnation, clock));
             RemoteQueues remote = backend.remote().orElseThrow();
             AtomicReference<PeerLink> link = new AtomicReference<>();
             AtomicReference<ClusterNode> clusterRef = new AtomicReference<>();
             ReplicationRouter replication = replicationRouter(config, metadata, backend, link, clusterRef);
             router = replication;
-            backend.attachReplication(
-                    replication,
-                    new ReplicationContext(
-                            new NodeId(config.nodeId()),
-                            incarnation,
-                            ReplicationConfig.defaults(),
-                            ReplicationContext.DEFAULT_TICK_MS,
-                            clock::millis),
-                    config.seeds().size());
+            backend.attachReplication(replication, config.seeds().size());
             cluster = ClusterNode.start(
                     config.clusterName(),
                     config.self(),
@@ -339,8 +349,8 @@ public final class Broker implements AutoCloseable {
         return http.port();
     }
 
-    /** How long a clean stop waits for the queues to write their buffered settlements. */
-    private static final long SETTLES_BEFORE_STOP_MS = 5_000;
+    /** How long a clean stop waits for the classic queues' hosts to close. */
+    private static final long CLASSIC_CLOSE_MS = 5_000;
 
     @Override
     public void close() {
@@ -352,7 +362,7 @@ public final class Broker implements AutoCloseable {
         if (router != null) {
             router.close();
         }
-        backend.writeSettlesBeforeStop(SETTLES_BEFORE_STOP_MS);
+        backend.closeClassicQueues(CLASSIC_CLOSE_MS);
         shards.close();
         closeQuietly(storage);
         metadata.close();

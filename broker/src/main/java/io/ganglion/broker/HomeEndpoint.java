@@ -112,7 +112,7 @@ final class HomeEndpoint {
                 if (replica == null) {
                     send(from, notFound(subscribe.requestId()));
                 } else {
-                    replica.shard().execute(() -> subscribe(from, replica, subscribe));
+                    replica.firstServed().thenRunAsync(() -> subscribe(from, replica, subscribe), replica.shard());
                 }
             }
             case CancelConsumer cancel -> cancel(from, cancel);
@@ -196,7 +196,8 @@ final class HomeEndpoint {
                                             new byte[0])));
             return;
         }
-        replica.shard().execute(() -> send(from, answer(from, replica, call)));
+        // a queue opened a moment ago answers once it first served
+        replica.firstServed().thenRunAsync(() -> send(from, answer(from, replica, call)), replica.shard());
     }
 
     // on the replica's shard

@@ -17,14 +17,18 @@ import io.ganglion.broker.replication.RecoveryReplySink;
 import io.ganglion.broker.replication.ReplicaHost;
 import io.ganglion.broker.replication.ReplicationContext;
 import io.ganglion.broker.replication.ReplicationRouter;
+import io.ganglion.coordination.Incarnation;
+import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
+import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.Storage;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
+import java.security.SecureRandom;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -53,18 +57,30 @@ final class LocalBackend implements BrokerBackend {
     private final QueueAccess access;
     private final Declarations declarations;
     private final PublishRouter publishes;
+    private final ReplicationContext context;
 
-    /** A single broker: every queue is homed here. */
+    /** A single broker with a new incarnation and the system clock (tests). */
     LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards) {
-        this(info, metadata, storage, shards, "");
+        this(info, metadata, storage, shards, "", soloContext("local", new Incarnation(new SecureRandom().nextLong())));
     }
 
-    /** A member of a cluster whose node id is {@code self}, or a single broker for an empty id. */
-    LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards, String self) {
+    /**
+     * A member of a cluster whose node id is {@code self}, or a single broker for an empty id.
+     *
+     * @param context this broker's node id, incarnation and clock, for the hosts of its queues
+     */
+    LocalBackend(
+            ServerInfo info,
+            MetadataLog metadata,
+            Storage storage,
+            List<Shard> shards,
+            String self,
+            ReplicationContext context) {
         this.info = info;
+        this.context = context;
         this.directory = new QueueDirectory(metadata, self);
         this.authenticator = new Authenticator(metadata);
-        this.registry = new QueueRegistry(directory, storage, shards);
+        this.registry = new QueueRegistry(directory, storage, shards, context);
         this.membership = Membership.of(self, metadata, registry::localQueue, registry::shardOf, shards);
         this.access = new QueueAccess(directory, registry, membership);
         this.declarations = new Declarations(directory, access, membership);
@@ -86,7 +102,7 @@ final class LocalBackend implements BrokerBackend {
      * owners ({@link ForwardingClient#replication}). Called once, on a cluster member, before the peer link delivers
      * anything.
      */
-    void attachReplication(ReplicationRouter router, ReplicationContext context, int clusterSize) {
+    void attachReplication(ReplicationRouter router, int clusterSize) {
         declarations.clusterSize(clusterSize);
         ForwardingClient remote = membership.forwarding();
         remote.replication(
@@ -119,9 +135,19 @@ final class LocalBackend implements BrokerBackend {
         return registry.localReplicaStatuses();
     }
 
-    /** Before a clean stop: see {@link QueueRegistry#writeSettlesBeforeStop}. */
-    void writeSettlesBeforeStop(long timeoutMs) {
-        registry.writeSettlesBeforeStop(timeoutMs);
+    /** Before a clean stop: see {@link QueueRegistry#closeClassicQueues}. */
+    void closeClassicQueues(long timeoutMs) {
+        registry.closeClassicQueues(timeoutMs);
+    }
+
+    /** The replication context of a broker's queue hosts: {@code node}, {@code incarnation}, the system clock. */
+    static ReplicationContext soloContext(String node, Incarnation incarnation) {
+        return new ReplicationContext(
+                new NodeId(node),
+                incarnation,
+                ReplicationConfig.defaults(),
+                ReplicationContext.DEFAULT_TICK_MS,
+                System::currentTimeMillis);
     }
 
     /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */

@@ -15,21 +15,23 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A queue this broker serves itself: a single-copy {@link QueueReplica}, or the owner's side of a {@link
- * ReplicatedQueue}. Every method but {@link #shard()}, {@link #name()} and {@link #vhost()} runs on {@link #shard()}.
+ * A queue this broker serves itself: the owner's side of a {@link ReplicatedQueue}, a classic queue's (its only copy)
+ * or a replicated queue's. Every method but {@link #shard()}, {@link #name()} and {@link #vhost()} runs on {@link #shard()}.
  */
 interface LocalQueue extends QueueHandle {
     Shard shard();
+
+    /** Completes once the queue served here for the first time, or closed before that. Any thread. */
+    CompletableFuture<Void> firstServed();
 
     /** Admits a publish; {@code done} completes once it is confirmed (durable as the queue's mode requires). */
     void publish(ByteBuffer payload, CompletableFuture<Void> done);
 
     /**
      * Admits a publish that another broker forwarded, identified by {@code publisher} and {@code sequence}: a
-     * replicated queue confirms one it already holds (a re-send to a new owner) instead of appending it again; a
-     * single-copy queue has no re-sends and ignores the id. A replicated queue admits it only after publish {@code
-     * after} of the same publisher ({@code ForwardLanes.NONE}: no condition), so that a queue's publishes from one
-     * broker keep their order across a change of owner.
+     * queue confirms one it already holds (a re-send) instead of appending it again. It admits it only after publish
+     * {@code after} of the same publisher ({@code ForwardLanes.NONE}: no condition), so that a queue's publishes from
+     * one broker keep their order across a change of owner.
      */
     default void publish(ByteBuffer payload, CompletableFuture<Void> done, long publisher, long sequence, long after) {
         publish(payload, done);

@@ -7,11 +7,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * The payloads a queue writes to its log, inside storage's opaque DATA records.
+ * A message as a queue writes it to its log: the body of a replicated log's message record ({@code
+ * ReplicatedRecords}), settle records being the log's own.
  *
  * <pre>
  *   message:  u8 1 | u8 len, exchange | u8 len, routing key | u32 header length | content header | body
- *   settle:   u8 2 | u32 count | count x i64 offset
  * </pre>
  *
  * The content header is the AMQP content header payload (class, weight, body size, property flags and properties) as
@@ -20,7 +20,6 @@ import java.nio.charset.StandardCharsets;
  */
 final class MessageRecord {
     static final byte MESSAGE = 1;
-    static final byte SETTLE = 2;
 
     private MessageRecord() {}
 
@@ -55,19 +54,6 @@ final class MessageRecord {
         return out.flip();
     }
 
-    static ByteBuffer encodeSettle(long[] offsets, int count) {
-        ByteBuffer out = ByteBuffer.allocate(1 + 4 + 8 * count);
-        out.put(SETTLE).putInt(count);
-        for (int i = 0; i < count; i++) {
-            out.putLong(offsets[i]);
-        }
-        return out.flip();
-    }
-
-    static byte kind(ByteBuffer payload) {
-        return payload.get(payload.position());
-    }
-
     static Message decodeMessage(ByteBuffer payload) {
         ByteBuffer in = payload.duplicate();
         in.get();
@@ -77,17 +63,6 @@ final class MessageRecord {
         ByteBuffer header = in.slice(in.position(), headerLength);
         in.position(in.position() + headerLength);
         return new Message(exchange, routingKey, header, in.slice());
-    }
-
-    static long[] decodeSettle(ByteBuffer payload) {
-        ByteBuffer in = payload.duplicate();
-        in.get();
-        int count = in.getInt();
-        long[] offsets = new long[count];
-        for (int i = 0; i < count; i++) {
-            offsets[i] = in.getLong();
-        }
-        return offsets;
     }
 
     private static String shortString(ByteBuffer in) {

@@ -72,12 +72,10 @@ final class QueueAccess {
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
             ConsumerKey key = new ConsumerKey(request.channelId(), request.consumerTag());
-            return CompletableFuture.supplyAsync(
-                    () -> {
-                        replica.consume(key, consumer);
-                        return replica;
-                    },
-                    replica.shard());
+            return onShard(replica, () -> {
+                replica.consume(key, consumer);
+                return replica;
+            });
         });
     }
 
@@ -98,7 +96,7 @@ final class QueueAccess {
                 return membership.forwarding().get(new NodeId(home), def.objectId(), queue, noAck);
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
-            return CompletableFuture.supplyAsync(() -> replica.get(noAck), replica.shard());
+            return onShard(replica, () -> replica.get(noAck));
         });
     }
 
@@ -122,7 +120,7 @@ final class QueueAccess {
                         .thenApply(reply -> reply.count());
             }
             LocalQueue replica = replica(vhost, queue, connectionId);
-            return CompletableFuture.supplyAsync(replica::purge, replica.shard());
+            return onShard(replica, replica::purge);
         });
     }
 
@@ -142,8 +140,7 @@ final class QueueAccess {
         if (replica == null) {
             return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0));
         }
-        return CompletableFuture.supplyAsync(
-                () -> new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount()), replica.shard());
+        return onShard(replica, () -> new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount()));
     }
 
     /**
@@ -162,7 +159,7 @@ final class QueueAccess {
                     .thenApply(reply -> reply.count());
         }
         LocalQueue replica = replica(vhost, queue, connectionId);
-        return CompletableFuture.supplyAsync(() -> replica.checkDeletable(ifUnused, ifEmpty), replica.shard());
+        return onShard(replica, () -> replica.checkDeletable(ifUnused, ifEmpty));
     }
 
     /**
@@ -187,6 +184,14 @@ final class QueueAccess {
                 .exceptionally(failure -> Map.of("error", String.valueOf(failure.getMessage())));
     }
 
+    /**
+     * Runs {@code operation} on the queue's shard once the queue served here for the first time: a queue opened a
+     * moment ago (declared, or its broker just started) serves once its epoch's start is durable, one journal force.
+     */
+    private static <T> CompletableFuture<T> onShard(LocalQueue queue, Supplier<T> operation) {
+        return queue.firstServed().thenApplyAsync(ignored -> operation.get(), queue.shard());
+    }
+
     private LocalQueue replica(String vhost, String queue, String connectionId) {
         QueueDef def = directory.queueDef(vhost, queue, connectionId);
         LocalQueue replica = registry.localQueue(def.objectId());
@@ -197,8 +202,7 @@ final class QueueAccess {
     }
 
     /**
-     * Runs {@code operation} on a queue; while it fails with 404 and the queue is a replicated one the metadata still
-     * holds, runs it again every {@value #MOVING_RETRY_MS} ms for up to {@value #MOVING_WAIT_MS} ms. Between the
+     * Runs {@code operation} on a queue; while it fails with 404 and the metadata still holds the queue, runs it again every {@value #MOVING_RETRY_MS} ms for up to {@value #MOVING_WAIT_MS} ms. Between the
      * metadata naming a queue's new owner and that owner taking the role (or this broker's link to it coming back
      * after a restart) the owner answers "not served here now": a consumer that subscribes in that moment waits for
      * the owner, as a publish does, instead of losing its channel to a 404 for a queue that exists.
@@ -211,7 +215,7 @@ final class QueueAccess {
                 operation,
                 failure -> failure instanceof BrokerFailure broker
                         && broker.replyCode() == ReplyCode.NOT_FOUND
-                        && directory.isReplicated(vhost, queue),
+                        && directory.holds(vhost, queue),
                 deadline,
                 CompletableFuture.delayedExecutor(MOVING_RETRY_MS, TimeUnit.MILLISECONDS)));
     }

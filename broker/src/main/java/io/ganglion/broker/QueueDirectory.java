@@ -102,13 +102,9 @@ final class QueueDirectory {
                 .map(Assignment::owner);
     }
 
-    /** Whether the image holds {@code queue} in {@code vhost} as a replicated queue. */
-    boolean isReplicated(String vhost, String queue) {
-        return metadata.image()
-                .vhost(vhost)
-                .flatMap(v -> v.queue(queue))
-                .filter(QueueDef::replicated)
-                .isPresent();
+    /** Whether the image holds {@code queue} in {@code vhost}. */
+    boolean holds(String vhost, String queue) {
+        return metadata.image().vhost(vhost).flatMap(v -> v.queue(queue)).isPresent();
     }
 
     /** Proposes {@code command}; the image it was applied to, or the failure its rejection maps to. */

@@ -8,6 +8,8 @@ import io.ganglion.broker.replication.ReplicationRouter;
 import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.Assignment;
 import io.ganglion.coordination.NodeId;
+import io.ganglion.coordination.SealReply;
+import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RuntimeSettings;
 import io.ganglion.metadata.MetadataCommand;
@@ -37,7 +39,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The queues this broker serves or holds a copy of, following the metadata image: single-copy queues homed here
- * ({@link QueueReplica}) and this broker's copies of replicated queues ({@link ReplicatedQueue}, driven by the hosts of
+ * (a {@link ReplicatedQueue} over the only copy of its log) and this broker's copies of replicated queues ({@link ReplicatedQueue}, driven by the hosts of
  * the {@link ReplicationRouter}), each on its shard.
  *
  * <p>Implementation notes. {@link #reconcile} runs on every applied image (on the metadata log's thread, in order)
@@ -52,7 +54,7 @@ final class QueueRegistry {
     private final QueueDirectory directory;
     private final Storage storage;
     private final List<Shard> shards;
-    private final Map<Long, QueueReplica> replicas = new ConcurrentHashMap<>();
+    private final Map<Long, ReplicatedQueue> replicas = new ConcurrentHashMap<>();
     /** Counts the queues placed on shards in turn: see {@link #shardOf}. */
     private final AtomicInteger nextShard = new AtomicInteger();
     /** The shard each queue of the image was placed on; a deleted queue's entry goes at the next reconcile. */
@@ -62,12 +64,18 @@ final class QueueRegistry {
     /** The view each replicated queue's host was last given (assignment, installed, retention), to send changes only. */
     private final Map<ObjectId, String> views = new ConcurrentHashMap<>();
 
+    private final ReplicationContext soloContext;
     private volatile ReplicationRouter router;
     private volatile ReplicationContext replicationContext;
     /** Told the object ids of the replicated queues the image holds, so that the lanes of deleted ones go. */
     private volatile Consumer<Set<Long>> liveReplicated = live -> {};
 
-    QueueRegistry(QueueDirectory directory, Storage storage, List<Shard> shards) {
+    /**
+     * @param soloContext the replication context of the classic queues' hosts: this broker's node id (or a stand-in on
+     *     a single broker), its incarnation and clock
+     */
+    QueueRegistry(QueueDirectory directory, Storage storage, List<Shard> shards, ReplicationContext soloContext) {
+        this.soloContext = soloContext;
         this.directory = directory;
         this.storage = storage;
         this.shards = List.copyOf(shards);
@@ -109,27 +117,71 @@ final class QueueRegistry {
         placed.keySet().retainAll(held);
         for (Long id : List.copyOf(replicas.keySet())) {
             if (!wanted.containsKey(id)) {
-                QueueReplica replica = replicas.remove(id);
-                replica.shard.execute(replica::close);
+                ReplicatedQueue queue = replicas.remove(id);
+                closeAndDelete(queue, queue.host().close());
             }
         }
         refreshReplicatedViews(image);
     }
 
-    private QueueReplica open(String vhost, QueueDef def) {
+    /**
+     * Opens a classic queue homed here: the same {@link ReplicatedQueue} a replicated queue's owner runs, over a host
+     * that is the only copy of its log ({@link ReplicaHost#startAlone}).
+     */
+    private ReplicatedQueue open(String vhost, QueueDef def) {
         long id = def.objectId();
         Shard shard = shardOf(id);
-        QueueReplica replica = new QueueReplica(vhost, def, shard, storage);
-        replica.onAutoDelete(
-                () -> directory.log().propose(new MetadataCommand.DeleteQueue(replica.vhost, replica.def.name())));
-        shard.execute(() -> {
-            try {
-                replica.open();
-            } catch (Exception e) {
-                LOG.error("event=queue_open_failed queue={} object={}", replica.def.name(), id, e);
+        ReplicatedQueue queue = newQueue(vhost, def, shard, soloContext);
+        queue.onAutoDelete(() -> directory.log().propose(new MetadataCommand.DeleteQueue(vhost, def.name())));
+        ReplicaHost host = new ReplicaHost(
+                ObjectId.of(vhost, def.name()), id, shard, storage, soloContext, NO_PEERS, NO_REPLIES, queue);
+        queue.attach(host);
+        host.startAlone().whenComplete((ignored, failure) -> {
+            if (failure != null) {
+                LOG.error("event=queue_open_failed queue={} object={}", def.name(), id, failure);
             }
         });
-        return replica;
+        return queue;
+    }
+
+    private ReplicatedQueue newQueue(String vhost, QueueDef def, Shard shard, ReplicationContext context) {
+        return new ReplicatedQueue(
+                vhost,
+                def,
+                shard,
+                publisherId(context, context.self().value(), false),
+                () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS));
+    }
+
+    /** A classic queue has no other copies: its replica never sends to a peer and never answers a controller. */
+    private static final PeerSender NO_PEERS = (to, message) -> false;
+
+    private static final RecoveryReplySink NO_REPLIES = new RecoveryReplySink() {
+        @Override
+        public void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply) {}
+
+        @Override
+        public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {}
+
+        @Override
+        public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {}
+    };
+
+    /**
+     * Ends a queue's copy here and deletes its log: the queue closes (consumers cancelled, waiting publishes failed),
+     * then its host, then the log goes from storage.
+     */
+    private void closeAndDelete(ReplicatedQueue queue, CompletableFuture<Void> hostClosed) {
+        long id = queue.def.objectId();
+        hostClosed.whenComplete((ignored, failure) -> queue.shard().execute(() -> {
+            queue.close();
+            try {
+                storage.deleteReplica(id);
+                LOG.info("event=queue_log_deleted vhost={} queue={} object={}", queue.vhost, queue.def.name(), id);
+            } catch (IOException | RuntimeException e) {
+                LOG.error("event=queue_log_delete_failed queue={} object={}", queue.def.name(), id, e);
+            }
+        }));
     }
 
     /**
@@ -198,7 +250,7 @@ final class QueueRegistry {
      * and a queue's own publishes pass the lane in the task that hands them to its copy. Any thread.
      */
     Shard shardOf(long objectId) {
-        QueueReplica local = replicas.get(objectId);
+        ReplicatedQueue local = replicas.get(objectId);
         if (local != null) {
             return local.shard();
         }
@@ -222,13 +274,7 @@ final class QueueRegistry {
         }
         QueueDef def = found.get();
         Shard shard = shardOf(def.objectId());
-        long publisher = publisherId(context, directory.self(), false);
-        ReplicatedQueue queue = new ReplicatedQueue(
-                object.vhost(),
-                def,
-                shard,
-                publisher,
-                () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS));
+        ReplicatedQueue queue = newQueue(object.vhost(), def, shard, context);
         ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);
         queue.attach(host);
         replicated.put(def.objectId(), queue);
@@ -311,21 +357,13 @@ final class QueueRegistry {
             ReplicatedQueue queue = replicated.remove(id);
             ObjectId object = ObjectId.of(queue.vhost, queue.def.name());
             views.remove(object);
-            current.remove(object)
-                    .whenComplete((ignored, failure) -> queue.shard().execute(() -> {
-                        queue.close();
-                        try {
-                            storage.deleteReplica(id);
-                        } catch (IOException | RuntimeException e) {
-                            LOG.error("event=queue_log_delete_failed queue={} object={}", queue.def.name(), id, e);
-                        }
-                    }));
+            closeAndDelete(queue, current.remove(object));
         }
     }
 
     /** The queue this broker serves itself for {@code objectId}, if any (null otherwise). Any thread. */
     LocalQueue localQueue(long objectId) {
-        QueueReplica single = replicas.get(objectId);
+        ReplicatedQueue single = replicas.get(objectId);
         return single != null ? single : replicated.get(objectId);
     }
 
@@ -337,19 +375,19 @@ final class QueueRegistry {
     }
 
     /**
-     * Before a clean stop, with the clients gone: every local queue writes the settlements it buffered (acks are
-     * written in batches, up to 10 ms late), each on its shard; waits for them to be appended (the journal forces
-     * them as it stops), at most {@code timeoutMs}.
+     * Before a clean stop, with the clients gone: the hosts of the classic queues close, each on its shard, so that
+     * what they appended is in the journal before it stops; waits at most {@code timeoutMs}. Replicated queues' hosts
+     * are the router's.
      */
-    void writeSettlesBeforeStop(long timeoutMs) {
-        List<CompletableFuture<Void>> written = new ArrayList<>();
-        for (QueueReplica replica : replicas.values()) {
-            written.add(CompletableFuture.runAsync(replica::writeSettles, replica.shard()));
+    void closeClassicQueues(long timeoutMs) {
+        List<CompletableFuture<Void>> closed = new ArrayList<>();
+        for (ReplicatedQueue queue : replicas.values()) {
+            closed.add(queue.host().close());
         }
         try {
-            CompletableFuture.allOf(written.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("event=settles_before_stop_incomplete reason={}", e.toString());
+            LOG.warn("event=classic_queues_close_incomplete reason={}", e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

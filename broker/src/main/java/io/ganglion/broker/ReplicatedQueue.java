@@ -38,8 +38,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The queue layer of a replicated queue on one broker: while this broker's replica owns the object's epoch, the queue
- * ({@link QueueMachine}) over the committed part of the replicated log, fed by the {@link ReplicaHost}'s listener.
+ * The queue layer of every queue on one broker: while this broker's replica owns the object's epoch, the queue ({@link
+ * QueueMachine}) over the committed part of the log, fed by the {@link ReplicaHost}'s listener. A quorum queue's log
+ * has W of N copies; a classic queue is the one-copy case, its host started alone ({@link ReplicaHost#startAlone}) so
+ * its replica owns every epoch with W = 1; the code above the log is the same.
  *
  * <pre>
  *   publish ── PublishAdmitted(id, epoch, message) ──> host ── W copies durable ──> confirmed(id) ── done
@@ -102,6 +104,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private long nextLowWaterMs = Long.MIN_VALUE;
 
     private final LongSupplier resendWindowMs;
+    /** Completed the first time the queue serves here (or when it closes before that). */
+    private final CompletableFuture<Void> firstServed = new CompletableFuture<>();
+
+    private Runnable autoDelete = () -> {};
+    private boolean hadConsumer;
 
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
@@ -129,6 +136,20 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     ReplicaHost host() {
         return host;
+    }
+
+    /** What an auto-delete queue does when its last consumer goes: proposes its deletion. */
+    void onAutoDelete(Runnable action) {
+        this.autoDelete = action;
+    }
+
+    /**
+     * Completes once the queue served here for the first time (its owned epoch rebuilt), or closed before that. Any
+     * thread.
+     */
+    @Override
+    public CompletableFuture<Void> firstServed() {
+        return firstServed;
     }
 
     @Override
@@ -302,6 +323,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             consumers.forEach((key, entry) ->
                     machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), ReplicatedQueue.this));
             startGateTicker();
+            firstServed.complete(null);
         }
 
         @Override
@@ -330,6 +352,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 streamMachine.consumerCount());
         gate();
         streamMachine.advance(upTo, streamReads);
+        firstServed.complete(null);
     }
 
     /**
@@ -491,6 +514,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 : owner.gated(host.nowMs())
                         .consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
         LocalQueue.requireAdded(outcome, vhost, def.name(), consumer.tag(), () -> consumers.remove(key));
+        hadConsumer = true;
     }
 
     /** The stream's log as a new reader's start needs it: readable up to the commit. */
@@ -522,14 +546,20 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     };
 
+    /** Removes a consumer; an auto-delete queue that had one and has none left goes. */
     @Override
     public void cancel(ConsumerKey key) {
-        consumers.remove(key);
+        if (consumers.remove(key) == null) {
+            return;
+        }
         if (owner.serving()) {
             owner.machine().cancel(key);
         }
         if (streamMachine != null) {
             streamMachine.cancel(key);
+        }
+        if (def.autoDelete() && hadConsumer && consumers.isEmpty() && !closed) {
+            autoDelete.run();
         }
     }
 
@@ -593,6 +623,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!closed) {
             drop("it was deleted", false);
             closed = true;
+            firstServed.complete(null);
             intake.close(host == null ? 0 : host.nowMs());
         }
     }

@@ -14,8 +14,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * What a stream's readers need on either kind of broker, a replicated stream's owner ({@link ReplicatedQueue}) or a
- * single broker's stream ({@link QueueReplica}): the checks RabbitMQ makes of a stream consumer, where a reader
+ * What a stream's readers need at the stream's owner ({@link ReplicatedQueue}, one copy or several): the checks RabbitMQ makes of a stream consumer, where a reader
  * starts, and its deliveries, each with its offset in the {@code x-stream-offset} header.
  */
 final class StreamSupport {

@@ -97,6 +97,11 @@ class ForwardingClientTest {
         }
 
         @Override
+        public java.util.concurrent.CompletableFuture<Void> firstServed() {
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+
+        @Override
         public Shard shard() {
             return shard;
         }

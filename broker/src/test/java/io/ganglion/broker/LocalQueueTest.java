@@ -70,6 +70,11 @@ class LocalQueueTest {
         }
 
         @Override
+        public java.util.concurrent.CompletableFuture<Void> firstServed() {
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+
+        @Override
         public Shard shard() {
             throw new UnsupportedOperationException();
         }

@@ -32,19 +32,11 @@ class MessageRecordTest {
                 "amq.direct", "key", header, Unpooled.wrappedBuffer("hello".getBytes(StandardCharsets.US_ASCII)));
         MessageRecord.Message message = MessageRecord.decodeMessage(record);
 
-        assertThat(MessageRecord.kind(record)).isEqualTo(MessageRecord.MESSAGE);
+        assertThat(record.get(0)).isEqualTo(MessageRecord.MESSAGE);
         assertThat(message.exchange()).isEqualTo("amq.direct");
         assertThat(message.routingKey()).isEqualTo("key");
         assertThat(message.header()).isEqualTo(header);
         assertThat(message.properties()).isEqualTo(PROPERTIES);
         assertThat(StandardCharsets.US_ASCII.decode(message.body()).toString()).isEqualTo("hello");
-    }
-
-    @Test
-    void shouldRoundTripASettle() {
-        ByteBuffer record = MessageRecord.encodeSettle(new long[] {3, 9, 12, 99}, 3);
-
-        assertThat(MessageRecord.kind(record)).isEqualTo(MessageRecord.SETTLE);
-        assertThat(MessageRecord.decodeSettle(record)).containsExactly(3, 9, 12);
     }
 }

@@ -11,7 +11,7 @@ import io.ganglion.replication.Record;
  * <p>What it holds is always a contiguous range ending at the log's last offset: an append that does not follow the
  * range (an install, a reseed) starts it again, a truncate cuts it, and a record that does not fit drops the oldest.
  * Its bytes count against the shard's budget for recent payloads ({@link Shard#reserveRecent}), shared with the
- * single-copy queues, and against {@code maxBytes} of its own. Shard thread only.
+ * shard's other logs, and against {@code maxBytes} of its own. Shard thread only.
  */
 final class RecentRecords {
     private final Shard shard;

@@ -2,6 +2,7 @@ package io.ganglion.broker.replication;
 
 import io.ganglion.broker.Shard;
 import io.ganglion.broker.peer.PeerMessage.Replication;
+import io.ganglion.coordination.Assignment;
 import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
@@ -21,6 +22,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
@@ -112,6 +114,8 @@ public final class ReplicaHost {
     private final AtomicBoolean durableScheduled = new AtomicBoolean();
 
     private final AtomicBoolean startRequested = new AtomicBoolean();
+    /** Set by {@link #startAlone}: the open task then gives the replica its own assignment. */
+    private volatile boolean alone;
     /** Completed by the open task on the shard. */
     private final CompletableFuture<Void> opened = new CompletableFuture<>();
 
@@ -195,6 +199,9 @@ public final class ReplicaHost {
                 }
                 try {
                     open();
+                    if (alone) {
+                        ownAlone();
+                    }
                     opened.complete(null);
                     ticker = shard.every(context.tickMs(), this::tick);
                 } catch (IOException | RuntimeException e) {
@@ -204,6 +211,24 @@ public final class ReplicaHost {
             });
         }
         return opened;
+    }
+
+    /**
+     * {@link #start()} for the only copy of its object, a classic queue: once open, the replica owns the epoch after the
+     * last one its log holds, with no followers and W = 1. No controller assigns it: the one copy is its own recovery
+     * point, and each start of the host is a change of owner to the same broker. Any thread; call it instead of {@link
+     * #start()}, once.
+     */
+    public CompletableFuture<Void> startAlone() {
+        alone = true;
+        return start();
+    }
+
+    /** On the shard, right after the open: the assignment of {@link #startAlone}. */
+    private void ownAlone() {
+        Epoch next = replica.history().lastEpoch().next();
+        NodeId self = context.self();
+        handle(new ReplicaEvent.Assigned(new Assignment(next, self, List.of(), true), 1, Set.of(self), 0));
     }
 
     /** On the shard: the log as storage recovered it and the replica over it. */
