@@ -147,8 +147,8 @@ public final class Broker implements AutoCloseable {
         MetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
         bootstrap(metadata, config);
         dropTransient(metadata);
-        LocalBackend backend = new LocalBackend(
-                info, metadata, storage, shardGroup.shards(), "", context(config, incarnation, clock));
+        LocalBackend backend =
+                new LocalBackend(info, metadata, storage, shardGroup.shards(), "", context(config, incarnation, clock));
         return new Core(metadata, null, null, backend);
     }
 
