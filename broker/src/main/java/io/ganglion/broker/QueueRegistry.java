@@ -135,7 +135,7 @@ final class QueueRegistry {
         queue.onAutoDelete(() -> directory.log().propose(new MetadataCommand.DeleteQueue(vhost, def.name())));
         ReplicaHost host = new ReplicaHost(
                 ObjectId.of(vhost, def.name()), id, shard, storage, soloContext, NO_PEERS, NO_REPLIES, queue);
-        queue.attach(host);
+        queue.attach(host, true);
         host.startAlone().whenComplete((ignored, failure) -> {
             if (failure != null) {
                 LOG.error("event=queue_open_failed queue={} object={}", def.name(), id, failure);
@@ -276,7 +276,7 @@ final class QueueRegistry {
         Shard shard = shardOf(def.objectId());
         ReplicatedQueue queue = newQueue(object.vhost(), def, shard, context);
         ReplicaHost host = new ReplicaHost(object, def.objectId(), shard, storage, context, sender, replies, queue);
-        queue.attach(host);
+        queue.attach(host, false);
         replicated.put(def.objectId(), queue);
         return Optional.of(host);
     }

@@ -104,7 +104,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private long nextLowWaterMs = Long.MIN_VALUE;
 
     private final LongSupplier resendWindowMs;
-    /** Completed the first time the queue serves here (or when it closes before that). */
+    /**
+     * Completed the first time the queue serves here (or when it closes before that); for a replicated queue at once:
+     * its operations find the owner by the image and ask again while it moves ({@code QueueAccess.whileMoving}).
+     */
     private final CompletableFuture<Void> firstServed = new CompletableFuture<>();
 
     private Runnable autoDelete = () -> {};
@@ -130,8 +133,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.owner = new QueueOwner(new OwnerHost(), this);
     }
 
-    void attach(ReplicaHost host) {
+    /**
+     * @param alone whether {@code host} is the queue's only copy, started alone (a classic queue): operations on the
+     *     queue then wait for its first serving ({@link #firstServed})
+     */
+    void attach(ReplicaHost host, boolean alone) {
         this.host = host;
+        if (!alone) {
+            firstServed.complete(null);
+        }
     }
 
     ReplicaHost host() {
@@ -604,8 +614,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public int readyCount() {
         if (streamMachine != null) {
-            // a stream's message count: the offsets it holds from its start to the commit (RabbitMQ counts the same)
-            return (int) Math.min(Integer.MAX_VALUE, Math.max(0, streamUpTo + 1 - host.startNow()));
+            // a stream's message count: the offsets it holds from its start to the commit, its epochs' start records
+            // aside (RabbitMQ counts its offsets, which are messages only)
+            long start = host.startNow();
+            long held = streamUpTo + 1 - start - host.epochStartsNow(start, streamUpTo);
+            return (int) Math.min(Integer.MAX_VALUE, Math.max(0, held));
         }
         return owner.serving() ? owner.machine().readyCount() : 0;
     }

@@ -88,7 +88,7 @@ class ReplicatedQueueParkTest {
                 (to, message) -> true,
                 replies,
                 queue);
-        queue.attach(host);
+        queue.attach(host, false);
         host.start().get(10, TimeUnit.SECONDS);
     }
 

@@ -360,6 +360,23 @@ public final class ReplicaHost {
         return log.retainedStart(maxBytes, appendedBeforeMs);
     }
 
+    /**
+     * How many epochs' start records lie at offsets {@code from} to {@code to}: a stream counts its messages without
+     * them. 0 when not open. On the shard.
+     */
+    public long epochStartsNow(long from, long to) {
+        if (replica == null) {
+            return 0;
+        }
+        long starts = 0;
+        for (long[] entry : replica.history().entries()) {
+            if (entry[1] >= from && entry[1] <= to) {
+                starts++;
+            }
+        }
+        return starts;
+    }
+
     /** The time now by the clock that stamps this host's appends (its context's). */
     public long nowMs() {
         return context.clockMs().getAsLong();
