@@ -286,7 +286,13 @@ public final class ReplicaHost {
             case ReplicaEvent.SealPersisted e -> throw ownEvent(e);
             case ReplicaEvent.LogRead e -> throw ownEvent(e);
             case ReplicaEvent.Tick e -> throw ownEvent(e);
-            default -> onShard(() -> handle(event));
+            default -> {
+                if (shard.onShardThread() && replica != null) {
+                    handle(event); // a publish or settle of the queue on this shard: no second task
+                } else {
+                    onShard(() -> handle(event));
+                }
+            }
         }
     }
 
