@@ -21,7 +21,6 @@ import io.ganglion.metadata.ratis.RatisLogConfig;
 import io.ganglion.metadata.ratis.RatisMetadataLog;
 import io.ganglion.metadata.ratis.Voter;
 import io.ganglion.queues.routing.Exchange;
-import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
 import java.io.IOException;
@@ -125,16 +124,6 @@ public final class Broker implements AutoCloseable {
     /** What {@link #start} builds before the listeners; {@code cluster} and {@code router} are null unclustered. */
     private record Core(MetadataLog metadata, ClusterNode cluster, ReplicationRouter router, LocalBackend backend) {}
 
-    /** What the hosts of this broker's queues share: its node id, incarnation, the data path's tuning, the clock. */
-    private static ReplicationContext context(BrokerConfig config, Incarnation incarnation, Clock clock) {
-        return new ReplicationContext(
-                new NodeId(config.nodeId()),
-                incarnation,
-                ReplicationConfig.defaults(),
-                ReplicationContext.DEFAULT_TICK_MS,
-                clock::millis);
-    }
-
     /** One broker alone: the metadata log in a file, no peers. */
     private static Core startSingle(
             BrokerConfig config,
@@ -147,8 +136,13 @@ public final class Broker implements AutoCloseable {
         MetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
         bootstrap(metadata, config);
         dropTransient(metadata);
-        LocalBackend backend =
-                new LocalBackend(info, metadata, storage, shardGroup.shards(), "", context(config, incarnation, clock));
+        LocalBackend backend = new LocalBackend(
+                info,
+                metadata,
+                storage,
+                shardGroup.shards(),
+                "",
+                ReplicationContext.withDefaults(new NodeId(config.nodeId()), incarnation, clock::millis));
         return new Core(metadata, null, null, backend);
     }
 
@@ -173,7 +167,12 @@ public final class Broker implements AutoCloseable {
         ReplicationRouter router = null;
         try {
             LocalBackend backend = new LocalBackend(
-                    info, metadata, storage, shardGroup.shards(), config.nodeId(), context(config, incarnation, clock));
+                    info,
+                    metadata,
+                    storage,
+                    shardGroup.shards(),
+                    config.nodeId(),
+                    ReplicationContext.withDefaults(new NodeId(config.nodeId()), incarnation, clock::millis));
             RemoteQueues remote = backend.remote().orElseThrow();
             AtomicReference<PeerLink> link = new AtomicReference<>();
             AtomicReference<ClusterNode> clusterRef = new AtomicReference<>();

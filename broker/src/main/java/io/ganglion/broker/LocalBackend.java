@@ -23,7 +23,6 @@ import io.ganglion.coordination.ObjectId;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.MetadataLog;
 import io.ganglion.metadata.QueueDef;
-import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.Storage;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
@@ -61,7 +60,16 @@ final class LocalBackend implements BrokerBackend {
 
     /** A single broker with a new incarnation and the system clock (tests). */
     LocalBackend(ServerInfo info, MetadataLog metadata, Storage storage, List<Shard> shards) {
-        this(info, metadata, storage, shards, "", soloContext("local", new Incarnation(new SecureRandom().nextLong())));
+        this(
+                info,
+                metadata,
+                storage,
+                shards,
+                "",
+                ReplicationContext.withDefaults(
+                        new NodeId("local"),
+                        new Incarnation(new SecureRandom().nextLong()),
+                        System::currentTimeMillis));
     }
 
     /**
@@ -138,16 +146,6 @@ final class LocalBackend implements BrokerBackend {
     /** Before a clean stop: see {@link QueueRegistry#closeClassicQueues}. */
     void closeClassicQueues(long timeoutMs) {
         registry.closeClassicQueues(timeoutMs);
-    }
-
-    /** The replication context of a broker's queue hosts: {@code node}, {@code incarnation}, the system clock. */
-    static ReplicationContext soloContext(String node, Incarnation incarnation) {
-        return new ReplicationContext(
-                new NodeId(node),
-                incarnation,
-                ReplicationConfig.defaults(),
-                ReplicationContext.DEFAULT_TICK_MS,
-                System::currentTimeMillis);
     }
 
     /** The remote-queue protocol of this broker, for its peer link; empty on a single broker. */

@@ -19,6 +19,11 @@ public record ReplicationContext(
         NodeId self, Incarnation incarnation, ReplicationConfig config, long tickMs, LongSupplier clockMs) {
     public static final long DEFAULT_TICK_MS = 20;
 
+    /** A broker's context with the default tuning and tick. */
+    public static ReplicationContext withDefaults(NodeId self, Incarnation incarnation, LongSupplier clockMs) {
+        return new ReplicationContext(self, incarnation, ReplicationConfig.defaults(), DEFAULT_TICK_MS, clockMs);
+    }
+
     public ReplicationContext {
         Objects.requireNonNull(self, "self");
         Objects.requireNonNull(incarnation, "incarnation");
