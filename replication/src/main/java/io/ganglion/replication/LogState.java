@@ -22,14 +22,14 @@ final class LogState {
     private EpochHistory history;
     private long fence;
 
-    LogState(RecoveredLog log, Effects out) {
+    LogState(RecoveredLog log, Effects out, int publishIndexCapacity) {
         this.out = out;
         this.start = log.start();
         this.end = log.end();
         this.durable = log.end();
         this.history = log.history();
         this.fence = log.sealedEpoch().value();
-        this.published = PublishIndex.of(log.published(), Replica.PUBLISH_INDEX_CAPACITY);
+        this.published = PublishIndex.of(log.published(), publishIndexCapacity);
     }
 
     long start() {

@@ -42,7 +42,7 @@ final class Owning implements Role {
     private final Epoch epoch;
     private final int writeRequirement;
     private final TreeMap<NodeId, Peer> peers = new TreeMap<>();
-    private final TreeMap<Long, PublishId> awaiting = new TreeMap<>();
+    private final AwaitingConfirms awaiting = new AwaitingConfirms();
     private final long epochStart;
     /** Before this local time the owner delivers nothing: a deposed owner's lease may not have lapsed. */
     private final long deliverFromMs;
@@ -420,10 +420,7 @@ final class Owning implements Role {
             return;
         }
         commit = committed;
-        while (!awaiting.isEmpty() && awaiting.firstKey() <= committed) {
-            Map.Entry<Long, PublishId> confirmed = awaiting.pollFirstEntry();
-            out.add(new Confirm(confirmed.getValue(), confirmed.getKey()));
-        }
+        awaiting.confirmUpTo(committed, out);
         out.add(new Deliverable(epoch, committed));
     }
 

@@ -56,8 +56,8 @@ final class PublishIndex {
     private int size;
 
     PublishIndex(int capacity) {
-        if (capacity < 1) {
-            throw new IllegalArgumentException("capacity must be positive: " + capacity);
+        if (capacity < 0) {
+            throw new IllegalArgumentException("capacity must not be negative: " + capacity);
         }
         this.capacity = capacity;
         allocate(Math.min(capacity, INITIAL_ENTRIES));
@@ -74,6 +74,9 @@ final class PublishIndex {
 
     /** Remembers that {@code id} was appended at {@code offset}, above every offset remembered so far. */
     void put(PublishId id, long offset) {
+        if (capacity == 0) {
+            return; // remembers nothing: every publish is new
+        }
         if (oldOffset != null) {
             migrate(MIGRATE_SLOTS_PER_PUT);
         }

@@ -7,7 +7,7 @@ import java.util.Objects;
 /**
  * What a replica's storage recovered at process start: the retained log {@code start..end} (all durable after
  * recovery), its epoch history, the sealed epoch from the replica state file, and the publish ids of its newest
- * records (for dedupe of re-sent publishes; the replica keeps {@link Replica#PUBLISH_INDEX_CAPACITY} at most).
+ * records (for dedupe of re-sent publishes; the replica keeps {@link ReplicationConfig#publishIndexCapacity} at most).
  */
 public record RecoveredLog(
         long start, long end, EpochHistory history, Epoch sealedEpoch, Map<PublishId, Long> published) {

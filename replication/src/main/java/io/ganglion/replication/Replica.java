@@ -116,7 +116,7 @@ public final class Replica {
         this.self = Objects.requireNonNull(self, "self");
         this.incarnation = Objects.requireNonNull(incarnation, "incarnation");
         this.config = Objects.requireNonNull(config, "config");
-        this.log = new LogState(log, out);
+        this.log = new LogState(log, out, config.publishIndexCapacity());
         this.persistedSeal = this.log.fence();
         this.sealPersisting = this.log.fence();
         this.ownableAbove = log.history().lastEpoch().value();

@@ -20,6 +20,9 @@ package io.ganglion.replication;
  * @param leaseMarginMs a new owner of an epoch after the first waits {@code ownerLeaseMs + leaseMarginMs} after it
  *     took the epoch before it delivers, so a deposed owner's lease has lapsed; the margin covers clocks running at
  *     different rates on the two brokers (25 % of the lease by default)
+ * @param publishIndexCapacity the newest publishes whose ids the owner remembers, to take a re-send of one as the
+ *     same message ({@link PublishIndex}); 0 remembers none, for a single copy whose owner never changes (a classic
+ *     queue), where a re-sent publish is a new message as at-least-once allows
  */
 public record ReplicationConfig(
         int windowRecords,
@@ -30,7 +33,8 @@ public record ReplicationConfig(
         long learnerLag,
         long installRetryMs,
         long ownerLeaseMs,
-        long leaseMarginMs) {
+        long leaseMarginMs,
+        int publishIndexCapacity) {
 
     /** The default owner lease: a few round trips plus a few renewals, far below any recovery. */
     public static final long DEFAULT_OWNER_LEASE_MS = 400;
@@ -41,6 +45,9 @@ public record ReplicationConfig(
     public ReplicationConfig {
         if (windowRecords < 1 || windowBytes < 1 || fetchRecords < 1) {
             throw new IllegalArgumentException("window and fetch sizes must be positive");
+        }
+        if (publishIndexCapacity < 0) {
+            throw new IllegalArgumentException("publish index capacity must not be negative: " + publishIndexCapacity);
         }
         if (ownerLeaseMs < 4 || leaseMarginMs < 0) {
             throw new IllegalArgumentException("owner lease must be at least 4 ms and its margin not negative: "
@@ -58,7 +65,16 @@ public record ReplicationConfig(
      */
     public static ReplicationConfig defaults() {
         return new ReplicationConfig(
-                4096, 4 << 20, 256, 200, 100, 64, 500, DEFAULT_OWNER_LEASE_MS, DEFAULT_LEASE_MARGIN_MS);
+                4096,
+                4 << 20,
+                256,
+                200,
+                100,
+                64,
+                500,
+                DEFAULT_OWNER_LEASE_MS,
+                DEFAULT_LEASE_MARGIN_MS,
+                Replica.PUBLISH_INDEX_CAPACITY);
     }
 
     /** A copy of this tuning with another owner lease and margin. */
@@ -72,7 +88,23 @@ public record ReplicationConfig(
                 learnerLag,
                 installRetryMs,
                 leaseMs,
-                marginMs);
+                marginMs,
+                publishIndexCapacity);
+    }
+
+    /** A copy of this tuning whose owner remembers no publish ids: for a single copy whose owner never changes. */
+    public ReplicationConfig withoutPublishIndex() {
+        return new ReplicationConfig(
+                windowRecords,
+                windowBytes,
+                fetchRecords,
+                resendAfterMs,
+                progressEveryMs,
+                learnerLag,
+                installRetryMs,
+                ownerLeaseMs,
+                leaseMarginMs,
+                0);
     }
 
     /** How often an owner renews its lease with an otherwise idle follower: a quarter of the lease. */

@@ -25,7 +25,7 @@ class LogStateTest {
     void shouldMirrorTheRecoveredLog() {
         RecoveredLog recovered =
                 new RecoveredLog(3, 9, EpochHistory.of(1, 0, 2, 5), Epoch.of(1), Map.of(new PublishId(1, 7), 7L));
-        LogState log = new LogState(recovered, out);
+        LogState log = new LogState(recovered, out, Replica.PUBLISH_INDEX_CAPACITY);
         assertThat(log.start()).isEqualTo(3);
         assertThat(log.durable()).as("all of a recovered log is durable").isEqualTo(9);
         assertThat(log.position()).isEqualTo(new LogPosition(Epoch.of(2), 9));
@@ -36,7 +36,7 @@ class LogStateTest {
 
     @Test
     void shouldEmitTheStorageEffectOfEachChange() {
-        LogState log = new LogState(RecoveredLog.EMPTY, out);
+        LogState log = new LogState(RecoveredLog.EMPTY, out, Replica.PUBLISH_INDEX_CAPACITY);
         log.append(List.of(message(1, 0), message(1, 1), message(2, 2)));
         assertThat(log.markDurable(5)).as("capped at the end").isTrue();
         assertThat(log.durable()).isEqualTo(2);
@@ -62,7 +62,7 @@ class LogStateTest {
 
     @Test
     void shouldRefuseAGap() {
-        LogState log = new LogState(RecoveredLog.EMPTY, out);
+        LogState log = new LogState(RecoveredLog.EMPTY, out, Replica.PUBLISH_INDEX_CAPACITY);
         assertThatThrownBy(() -> log.append(List.of(message(1, 1)))).isInstanceOf(IllegalStateException.class);
     }
 }

@@ -153,4 +153,12 @@ class PublishIndexTest {
                 .as("the truncated re-append is gone; the first append was before it")
                 .isNull();
     }
+
+    @Test
+    void anIndexOfNoCapacityRemembersNothing() {
+        PublishIndex index = new PublishIndex(0);
+        index.put(id(1), 10);
+        assertThat(index.get(id(1))).isNull();
+        assertThat(index.size()).isZero();
+    }
 }

@@ -419,7 +419,8 @@ class ReplicaTest {
      */
     @Test
     void shouldNotCutRecordsItHoldsWhenAnInstallAnswerIsStale() {
-        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 2, 200, 100, 64, 500, 400, 100);
+        ReplicationConfig config =
+                new ReplicationConfig(256, 1 << 20, 2, 200, 100, 64, 500, 400, 100, Replica.PUBLISH_INDEX_CAPACITY);
         Harness harness = new Harness(config, "a", "b", "c");
         harness.activate(1, 2, "a", "b", "c");
         harness.settle();
@@ -555,7 +556,8 @@ class ReplicaTest {
 
     @Test
     void shouldKeepASlowFollowerWithinTheWindowAndFeedItFromTheLog() {
-        ReplicationConfig config = new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100);
+        ReplicationConfig config =
+                new ReplicationConfig(4, 1 << 20, 3, 200, 100, 2, 500, 400, 100, Replica.PUBLISH_INDEX_CAPACITY);
         Harness harness = new Harness(config, "a", "b");
         harness.activate(1, 1, "a", "b");
         harness.settle();
@@ -599,7 +601,8 @@ class ReplicaTest {
 
     @Test
     void shouldBoundBytesInFlightToASlowFollower() {
-        ReplicationConfig config = new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500, 400, 100);
+        ReplicationConfig config =
+                new ReplicationConfig(1000, 200, 100, 200, 100, 2, 500, 400, 100, Replica.PUBLISH_INDEX_CAPACITY);
         Harness harness = new Harness(config, "a", "b");
         harness.activate(1, 2, "a", "b");
         harness.settle();
@@ -625,7 +628,8 @@ class ReplicaTest {
 
     @Test
     void shouldRejoinARestartedFollowerAsALearnerAndPromoteItWhenCaughtUp() {
-        ReplicationConfig config = new ReplicationConfig(256, 1 << 20, 4, 200, 100, 2, 500, 400, 100);
+        ReplicationConfig config =
+                new ReplicationConfig(256, 1 << 20, 4, 200, 100, 2, 500, 400, 100, Replica.PUBLISH_INDEX_CAPACITY);
         Harness harness = new Harness(config, "a", "b", "c");
         harness.activate(1, 2, "a", "b", "c");
         harness.settle();

@@ -100,7 +100,8 @@ public final class RecordDescriptor {
     /**
      * Encodes one frame at absolute index {@code at} of {@code into}, computing its CRC there: the way an append puts
      * a record straight into its replica's chunk, with no buffer of its own. The payload's position and limit are not
-     * changed.
+     * changed; the payload is
+     * {@code prefix} then {@code body}.
      *
      * @param view a buffer over the same memory as {@code into} that nobody else uses (its position and limit change)
      * @param crc a checksum nobody else uses; reset here
@@ -116,9 +117,10 @@ public final class RecordDescriptor {
             long offset,
             long timestamp,
             RecordType type,
-            ByteBuffer payload) {
-        int payloadLength = payload.remaining();
-        int length = frameLength(payloadLength);
+            ByteBuffer prefix,
+            ByteBuffer body) {
+        int prefixLength = prefix.remaining();
+        int length = frameLength(prefixLength + body.remaining());
         into.putInt(at + LENGTH_OFFSET, length);
         into.putLong(at + OBJECT_ID_OFFSET, objectId);
         into.putLong(at + EPOCH_OFFSET, epoch);
@@ -126,7 +128,8 @@ public final class RecordDescriptor {
         into.putLong(at + TIMESTAMP_OFFSET, timestamp);
         // type, version and reserved in one store
         into.putInt(at + TYPE_OFFSET, (type.code() & 0xff) << 24 | (VERSION & 0xff) << 16);
-        into.put(at + HEADER_LENGTH, payload, payload.position(), payloadLength);
+        into.put(at + HEADER_LENGTH, prefix, prefix.position(), prefixLength);
+        into.put(at + HEADER_LENGTH + prefixLength, body, body.position(), body.remaining());
         crc.reset();
         view.limit(at + length).position(at + LENGTH_OFFSET);
         view.limit(at + CRC_OFFSET);

@@ -215,10 +215,10 @@ public final class ReplicaLog {
      */
     public AppendOutcome append(long epoch, RecordType type, ByteBuffer payload) {
         // on the shard thread
-        AppendOutcome refusal = refuse(epoch, type, payload, false);
+        AppendOutcome refusal = refuse(epoch, type, payload.remaining(), false);
         return refusal != null
                 ? refusal
-                : write(nextOffset, epoch, type, config.epochMillis().getAsLong(), payload);
+                : write(nextOffset, epoch, type, config.epochMillis().getAsLong(), EMPTY, payload);
     }
 
     /**
@@ -228,12 +228,21 @@ public final class ReplicaLog {
      *     {@link Reason#OVERLAP} when the log already holds it
      */
     public AppendOutcome appendAt(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        return appendAt(offset, epoch, type, timestamp, EMPTY, payload);
+    }
+
+    /**
+     * As {@link #appendAt(long, long, RecordType, long, ByteBuffer)}, with a payload of {@code prefix} then {@code
+     * body}: a caller that frames a body it holds writes it once, into the log, with no buffer of its own.
+     */
+    public AppendOutcome appendAt(
+            long offset, long epoch, RecordType type, long timestamp, ByteBuffer prefix, ByteBuffer body) {
         // on the shard thread
         if (offset != nextOffset) {
             return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
         }
-        AppendOutcome refusal = refuse(epoch, type, payload, false);
-        return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
+        AppendOutcome refusal = refuse(epoch, type, prefix.remaining() + body.remaining(), false);
+        return refusal != null ? refusal : write(offset, epoch, type, timestamp, prefix, body);
     }
 
     /**
@@ -245,15 +254,21 @@ public final class ReplicaLog {
      * @return as {@link #appendAt}, never {@link Reason#SEALED_EPOCH}
      */
     public AppendOutcome appendCopy(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+        return appendCopy(offset, epoch, type, timestamp, EMPTY, payload);
+    }
+
+    /** As {@link #appendCopy(long, long, RecordType, long, ByteBuffer)}, with a payload of {@code prefix} then {@code body}. */
+    public AppendOutcome appendCopy(
+            long offset, long epoch, RecordType type, long timestamp, ByteBuffer prefix, ByteBuffer body) {
         // on the shard thread
         if (offset != nextOffset) {
             return Rejected.of(offset > nextOffset ? Reason.GAP : Reason.OVERLAP);
         }
-        AppendOutcome refusal = refuse(epoch, type, payload, true);
-        return refusal != null ? refusal : write(offset, epoch, type, timestamp, payload);
+        AppendOutcome refusal = refuse(epoch, type, prefix.remaining() + body.remaining(), true);
+        return refusal != null ? refusal : write(offset, epoch, type, timestamp, prefix, body);
     }
 
-    private AppendOutcome refuse(long epoch, RecordType type, ByteBuffer payload, boolean belowSealAllowed) {
+    private AppendOutcome refuse(long epoch, RecordType type, int payloadLength, boolean belowSealAllowed) {
         if (!type.logRecord()) {
             throw notALogRecord(type);
         }
@@ -277,7 +292,7 @@ public final class ReplicaLog {
         if (epoch < cachedLastEpoch) {
             return Rejected.of(Reason.STALE_EPOCH);
         }
-        if (RecordDescriptor.frameLength(payload.remaining()) > config.maxRecordBytes()) {
+        if (RecordDescriptor.frameLength(payloadLength) > config.maxRecordBytes()) {
             return Rejected.of(Reason.TOO_LARGE);
         }
         if (appendedBytes - knownWrittenBytes > config.maxWriteBehindBytes()) {
@@ -290,9 +305,10 @@ public final class ReplicaLog {
         return null;
     }
 
-    private AppendOutcome write(long offset, long epoch, RecordType type, long timestamp, ByteBuffer payload) {
+    private AppendOutcome write(
+            long offset, long epoch, RecordType type, long timestamp, ByteBuffer prefix, ByteBuffer body) {
         // no file system call here: the segment writer puts the frame in its file later (see the class notes)
-        int length = RecordDescriptor.frameLength(payload.remaining());
+        int length = RecordDescriptor.frameLength(prefix.remaining() + body.remaining());
         Segment segment = activeSegmentFor(length);
         AppendChunk chunk = appendChunk;
         if (chunk == null || chunk.segment != segment || appendPosition + length > chunk.capacity()) {
@@ -300,7 +316,7 @@ public final class ReplicaLog {
         }
         int position = appendPosition;
         RecordDescriptor.encode(
-                chunk.buffer, chunk.view, position, crc, objectId, epoch, offset, timestamp, type, payload);
+                chunk.buffer, chunk.view, position, crc, objectId, epoch, offset, timestamp, type, prefix, body);
         segment.reserve(length); // at chunk.fileBase + position
         appendPosition = position + length;
         appendedBytes += length;

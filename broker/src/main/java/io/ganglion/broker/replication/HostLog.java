@@ -7,7 +7,6 @@ import io.ganglion.replication.EpochHistory;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
 import io.ganglion.replication.RecoveredLog;
-import io.ganglion.replication.Replica;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
@@ -56,6 +55,9 @@ final class HostLog {
     private final long storageId;
     private final Storage storage;
     private final RecentRecords recent;
+    /** Holds the storage payload's prefix of the record being appended (on the shard). */
+    private final ByteBuffer prefix = ByteBuffer.allocate(ReplicatedRecords.PREFIX_MAX_LENGTH);
+
     private ReplicaLog log;
 
     HostLog(ObjectId object, long storageId, Shard shard, Storage storage) {
@@ -75,8 +77,11 @@ final class HostLog {
         }
     }
 
-    /** The log as storage recovered it, cut back to its durable offset, and what the replica starts from. */
-    RecoveredLog open() throws IOException {
+    /**
+     * The log as storage recovered it, cut back to its durable offset, and what the replica starts from: with the ids
+     * of the newest {@code publishIndexCapacity} publishes.
+     */
+    RecoveredLog open(int publishIndexCapacity) throws IOException {
         log = storage.replica(storageId);
         if (log.failed() || log.durableOffset() < log.lastOffset()) {
             // records never reported durable (this process appended them before a failure): never counted, drop them
@@ -87,16 +92,16 @@ final class HostLog {
                 log.lastOffset(),
                 history(log.epochHistory()),
                 Epoch.of(Math.max(0, log.sealedEpoch())),
-                newestPublishes());
+                newestPublishes(publishIndexCapacity));
     }
 
     /**
      * The publish ids of the newest records: the replica remembers only those ({@code PublishIndex}), so a long
      * backlog costs no full scan of the log at open.
      */
-    private Map<PublishId, Long> newestPublishes() throws IOException {
+    private Map<PublishId, Long> newestPublishes(int capacity) throws IOException {
         Map<PublishId, Long> published = new HashMap<>();
-        long next = Math.max(log.startOffset(), log.lastOffset() - Replica.PUBLISH_INDEX_CAPACITY + 1);
+        long next = Math.max(log.startOffset(), log.lastOffset() - capacity + 1);
         while (next <= log.lastOffset()) {
             List<LogRecord> records = log.read(next, READ_BYTES);
             if (records.isEmpty()) {
@@ -155,13 +160,15 @@ final class HostLog {
                             epoch,
                             ReplicatedRecords.type(record),
                             now,
-                            ReplicatedRecords.payload(record))
+                            ReplicatedRecords.prefix(record, prefix),
+                            ReplicatedRecords.body(record))
                     : log.appendAt(
                             record.offset(),
                             epoch,
                             ReplicatedRecords.type(record),
                             now,
-                            ReplicatedRecords.payload(record));
+                            ReplicatedRecords.prefix(record, prefix),
+                            ReplicatedRecords.body(record));
             switch (outcome) {
                 case AppendOutcome.Appended appended -> {
                     if (owning) {

@@ -13,6 +13,7 @@ import io.ganglion.replication.RecoveredLog;
 import io.ganglion.replication.Replica;
 import io.ganglion.replication.ReplicaEffect;
 import io.ganglion.replication.ReplicaEvent;
+import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.ReplicaLog;
 import io.ganglion.storage.Storage;
@@ -233,8 +234,10 @@ public final class ReplicaHost {
 
     /** On the shard: the log as storage recovered it and the replica over it. */
     private void open() throws IOException {
-        RecoveredLog recovered = log.open();
-        replica = Replica.start(object, context.self(), context.incarnation(), context.config(), recovered);
+        // a copy alone never changes owner, so nobody re-sends to another owner: it remembers no publish ids
+        ReplicationConfig config = alone ? context.config().withoutPublishIndex() : context.config();
+        RecoveredLog recovered = log.open(config.publishIndexCapacity());
+        replica = Replica.start(object, context.self(), context.incarnation(), config, recovered);
         executor = new EffectExecutor(
                 object, context, replica, log, outbox, replies, outstanding, listener, pending, this::sealForced);
         log.durabilityListener(new Durability());

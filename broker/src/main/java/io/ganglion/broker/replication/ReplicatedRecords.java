@@ -38,6 +38,32 @@ public final class ReplicatedRecords {
         return record instanceof Record.EpochStart ? RecordType.EPOCH_START : RecordType.DATA;
     }
 
+    /** The longest {@link #prefix}. */
+    public static final int PREFIX_MAX_LENGTH = MESSAGE_HEADER_LENGTH;
+
+    /**
+     * What precedes the {@link #body} in {@code record}'s storage payload, written into {@code scratch} (cleared
+     * first, at least {@link #PREFIX_MAX_LENGTH} octets) and returned flipped: the payload without a copy of the
+     * body.
+     */
+    public static ByteBuffer prefix(Record record, ByteBuffer scratch) {
+        scratch.clear();
+        switch (record) {
+            case Record.EpochStart start -> {}
+            case Record.Message message ->
+                scratch.put(MESSAGE)
+                        .putLong(message.id().publisher())
+                        .putLong(message.id().sequence());
+            case Record.Settle settle -> scratch.put(SETTLE).putLong(settle.settled());
+        }
+        return scratch.flip();
+    }
+
+    /** What follows the {@link #prefix} in {@code record}'s storage payload: a message's body, else nothing. */
+    public static ByteBuffer body(Record record) {
+        return record instanceof Record.Message message ? message.body() : EMPTY;
+    }
+
     /** The storage payload of {@code record}, in a new buffer (empty for an epoch start). */
     public static ByteBuffer payload(Record record) {
         return switch (record) {

@@ -23,6 +23,7 @@ import io.ganglion.coordination.PendingRecovery;
 import io.ganglion.coordination.RecoveryRequest;
 import io.ganglion.replication.PublishId;
 import io.ganglion.replication.Record;
+import io.ganglion.replication.Replica;
 import io.ganglion.replication.ReplicaEvent;
 import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.storage.LogRecord;
@@ -73,7 +74,8 @@ final class ReplicationCluster implements AutoCloseable {
     static final List<NodeId> NODES = List.of(N1, N2, N3);
     static final int W = 2;
     /** Short timers so the tests run in well under a second per step. */
-    static final ReplicationConfig CONFIG = new ReplicationConfig(32, 1 << 20, 32, 50, 20, 8, 200, 200, 50);
+    static final ReplicationConfig CONFIG =
+            new ReplicationConfig(32, 1 << 20, 32, 50, 20, 8, 200, 200, 50, Replica.PUBLISH_INDEX_CAPACITY);
 
     static final long TIMEOUT_MS = 10_000;
 
