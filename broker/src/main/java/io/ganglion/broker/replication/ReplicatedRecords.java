@@ -64,25 +64,14 @@ public final class ReplicatedRecords {
         return record instanceof Record.Message message ? message.body() : EMPTY;
     }
 
-    /** The storage payload of {@code record}, in a new buffer (empty for an epoch start). */
+    /** The storage payload of {@code record}, in a new buffer: its {@link #prefix} then its {@link #body}. */
     public static ByteBuffer payload(Record record) {
-        return switch (record) {
-            case Record.EpochStart start -> EMPTY.duplicate();
-            case Record.Message message -> {
-                ByteBuffer body = message.body().duplicate();
-                ByteBuffer out = ByteBuffer.allocate(MESSAGE_HEADER_LENGTH + body.remaining());
-                out.put(MESSAGE)
-                        .putLong(message.id().publisher())
-                        .putLong(message.id().sequence());
-                out.put(body);
-                yield out.flip();
-            }
-            case Record.Settle settle ->
-                ByteBuffer.allocate(SETTLE_LENGTH)
-                        .put(SETTLE)
-                        .putLong(settle.settled())
-                        .flip();
-        };
+        ByteBuffer prefix = prefix(record, ByteBuffer.allocate(PREFIX_MAX_LENGTH));
+        ByteBuffer body = body(record).duplicate();
+        return ByteBuffer.allocate(prefix.remaining() + body.remaining())
+                .put(prefix)
+                .put(body)
+                .flip();
     }
 
     /**
