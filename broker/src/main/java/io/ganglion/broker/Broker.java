@@ -355,6 +355,7 @@ public final class Broker implements AutoCloseable {
     public void close() {
         closeQuietly(amqp);
         http.close();
+        backend.writeSettlesBeforeStop(CLASSIC_CLOSE_MS);
         if (cluster != null) {
             cluster.close();
         }

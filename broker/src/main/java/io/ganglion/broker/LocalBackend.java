@@ -143,6 +143,11 @@ final class LocalBackend implements BrokerBackend {
         return registry.localReplicaStatuses();
     }
 
+    /** Before a clean stop: see {@link QueueRegistry#writeSettlesBeforeStop}. */
+    void writeSettlesBeforeStop(long timeoutMs) {
+        registry.writeSettlesBeforeStop(timeoutMs);
+    }
+
     /** Before a clean stop: see {@link QueueRegistry#closeClassicQueues}. */
     void closeClassicQueues(long timeoutMs) {
         registry.closeClassicQueues(timeoutMs);

@@ -30,6 +30,7 @@ import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -379,6 +380,31 @@ final class QueueRegistry {
      * what they appended is in the journal before it stops; waits at most {@code timeoutMs}. Replicated queues' hosts
      * are the router's.
      */
+    /**
+     * Before a clean stop, while the peer links are still up: every queue here writes the settlements it gathered
+     * ({@link ReplicatedQueue#writeSettles}), so that the acks of its last milliseconds are not redelivered after a
+     * restart.
+     */
+    void writeSettlesBeforeStop(long timeoutMs) {
+        List<CompletableFuture<Void>> written = new ArrayList<>();
+        for (Map<Long, ReplicatedQueue> queues : List.of(replicas, replicated)) {
+            for (ReplicatedQueue queue : queues.values()) {
+                try {
+                    written.add(CompletableFuture.runAsync(queue::writeSettles, queue.shard()));
+                } catch (RejectedExecutionException e) {
+                    LOG.debug("event=settles_before_stop_skipped reason=shard_stopped");
+                }
+            }
+        }
+        try {
+            CompletableFuture.allOf(written.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            LOG.warn("event=settles_before_stop_incomplete reason={}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     void closeClassicQueues(long timeoutMs) {
         List<CompletableFuture<Void>> closed = new ArrayList<>();
         for (ReplicatedQueue queue : replicas.values()) {

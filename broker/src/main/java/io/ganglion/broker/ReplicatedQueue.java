@@ -34,6 +34,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongConsumer;
 import java.util.function.LongSupplier;
+import org.agrona.collections.LongArrayList;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,6 +96,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final PublishIntake<CompletableFuture<Void>> intake;
     private final Map<ConsumerKey, ConsumerEntry> consumers = new LinkedHashMap<>();
     private boolean closed;
+    /** Settlements gathered for one settle record ({@link #settle(long)}), and the epoch they were made in. */
+    private final LongArrayList settles = new LongArrayList();
+
+    private Epoch settlesEpoch;
+    private boolean settleFlushScheduled;
     /** The shard beat that checks the lease while the queue is active, or null. */
     private Shard.Ticker gateTicker;
 
@@ -115,6 +121,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
+    /** Settlements wait at most this long, or until this many gather, before one settle record is written. */
+    private static final long SETTLE_DELAY_MS = 10;
+
+    private static final int SETTLE_BATCH = 4096;
 
     /**
      * @param publisher this broker's publisher id for the publishes it admits here: unique across restarts (its
@@ -277,6 +287,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * QueueMoved} (the next owner decides them), otherwise for good (deleted, storage failed).
      */
     private void drop(String why, boolean movedOn) {
+        settles.clear(); // the next owner's machine redelivers them
         owner.drop();
         streamMachine = null;
         streamEpoch = null;
@@ -400,6 +411,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             findStreamLowWater();
             gate();
         } else {
+            writeSettles(); // before the low water is looked for: it counts only settlements in the log
             owner.tick(host.nowMs());
         }
     }
@@ -654,9 +666,48 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         entry.sink().deliver(entry.tag(), read(offset, redelivered, 0));
     }
 
+    /**
+     * The machine settled {@code offset}: gathered with the others of the next {@value #SETTLE_DELAY_MS} ms (at most
+     * {@value #SETTLE_BATCH}) into one settle record. An ack is confirmed to no one, so it need not be logged at once:
+     * a crash of the owner before the write redelivers the message, as AMQP allows.
+     */
     @Override
     public void settle(long offset) {
-        host.deliver(new ReplicaEvent.SettleAdmitted(offset));
+        if (settles.isEmpty()) {
+            settlesEpoch = owner.epoch().orElse(null);
+        }
+        settles.addLong(offset);
+        if (settles.size() >= SETTLE_BATCH) {
+            writeSettles();
+        } else if (!settleFlushScheduled) {
+            settleFlushScheduled = true;
+            try {
+                shard.schedule(
+                        () -> {
+                            settleFlushScheduled = false;
+                            writeSettles();
+                        },
+                        SETTLE_DELAY_MS);
+            } catch (RejectedExecutionException e) {
+                settleFlushScheduled = false;
+                writeSettles(); // the broker is stopping
+            }
+        }
+    }
+
+    /**
+     * Writes the gathered settlements as one settle record if the machine that made them still serves; before a
+     * clean stop too, so that the acks of the last milliseconds are not redelivered after it. On the shard.
+     */
+    void writeSettles() {
+        if (settles.isEmpty()) {
+            return;
+        }
+        long[] offsets = settles.toLongArray();
+        settles.clear();
+        if (!closed && host != null && owner.serving() && owner.epoch().orElse(null) == settlesEpoch) {
+            host.deliver(new ReplicaEvent.SettleAdmitted(offsets));
+        }
     }
 
     private Delivery read(long offset, boolean redelivered, long messageCount) {

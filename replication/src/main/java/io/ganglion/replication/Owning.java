@@ -250,7 +250,7 @@ final class Owning implements Role {
         stream(record, nowMs);
     }
 
-    void onSettle(long settled, long nowMs) {
+    void onSettle(long[] settled, long nowMs) {
         if (sealed || !started || log.fenced(epoch)) {
             return;
         }

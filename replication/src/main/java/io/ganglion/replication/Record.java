@@ -2,6 +2,7 @@ package io.ganglion.replication;
 
 import io.ganglion.coordination.Epoch;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.Objects;
 
 /**
@@ -45,15 +46,43 @@ public sealed interface Record {
         }
     }
 
-    /** The message at {@code settled} was acknowledged (or rejected without requeue): it is no longer in the queue. */
-    record Settle(Epoch epoch, long offset, long settled) implements Record {
+    /**
+     * The messages at the offsets {@code settled} were acknowledged (or rejected without requeue): they are no longer
+     * in the queue. One record holds the settlements the owner gathered in a few milliseconds.
+     */
+    record Settle(Epoch epoch, long offset, long[] settled) implements Record {
         public Settle {
             Objects.requireNonNull(epoch, "epoch");
+            if (settled.length == 0) {
+                throw new IllegalArgumentException("a settle record settles at least one offset");
+            }
+        }
+
+        public Settle(Epoch epoch, long offset, long settled) {
+            this(epoch, offset, new long[] {settled});
         }
 
         @Override
         public int size() {
-            return HEADER_BYTES;
+            return HEADER_BYTES + (settled.length - 1) * Long.BYTES;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Settle that
+                    && epoch.equals(that.epoch)
+                    && offset == that.offset
+                    && Arrays.equals(settled, that.settled);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(epoch, offset, Arrays.hashCode(settled));
+        }
+
+        @Override
+        public String toString() {
+            return "Settle[epoch=" + epoch + ", offset=" + offset + ", settled=" + Arrays.toString(settled) + "]";
         }
     }
 }

@@ -145,7 +145,7 @@ public final class Replica {
             case PublishAdmitted publish -> onPublish(publish, nowMs);
             case SettleAdmitted settle -> {
                 if (role instanceof Owning owning) {
-                    owning.onSettle(settle.offset(), nowMs);
+                    owning.onSettle(settle.offsets(), nowMs);
                 }
             }
             case SettledLowWater lowWaterMark -> lowWater = Math.max(lowWater, lowWaterMark.offset());

@@ -49,8 +49,18 @@ public sealed interface ReplicaEvent {
         }
     }
 
-    /** The queue settled the message at {@code offset}: log a settle record (not confirmed to anyone). */
-    record SettleAdmitted(long offset) implements ReplicaEvent {}
+    /** The queue settled the messages at {@code offsets}: log one settle record (not confirmed to anyone). */
+    record SettleAdmitted(long[] offsets) implements ReplicaEvent {
+        public SettleAdmitted {
+            if (offsets.length == 0) {
+                throw new IllegalArgumentException("nothing settled");
+            }
+        }
+
+        public SettleAdmitted(long offset) {
+            this(new long[] {offset});
+        }
+    }
 
     /** Every message below {@code offset} is settled: the owner may discard below it (see retention). */
     record SettledLowWater(long offset) implements ReplicaEvent {}

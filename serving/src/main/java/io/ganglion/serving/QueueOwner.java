@@ -193,7 +193,11 @@ public final class QueueOwner {
         for (Record record : host.read(host.start(), upTo)) {
             switch (record) {
                 case Record.Message message -> messages.addLong(message.offset());
-                case Record.Settle settle -> settled.add(settle.settled());
+                case Record.Settle settle -> {
+                    for (long offset : settle.settled()) {
+                        settled.add(offset);
+                    }
+                }
                 case Record.EpochStart start -> {}
             }
         }

@@ -33,7 +33,7 @@ import io.netty.buffer.ByteBuf;
  *   record              kind octet, epoch Epoch, offset int64, then by kind (a replication.Record):
  *                         0x01 EpochStart  nothing more
  *                         0x02 Message     publisher int64, sequence int64, body bytes
- *                         0x03 Settle      settled int64
+ *                         0x03 Settle      settled int64 list (at least one)
  *   list of record      int32 count (&gt;= 0), then each record
  *
  * An unknown kind octet, an epoch history out of order or a value a record refuses is malformed.

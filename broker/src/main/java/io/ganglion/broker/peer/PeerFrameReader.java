@@ -242,6 +242,19 @@ final class PeerFrameReader {
         return values;
     }
 
+    /** A settle record's offsets: at least one. */
+    private static long[] readSettled(ByteBuf body) {
+        int count = readCount(body, Long.BYTES, "settled offsets");
+        if (count == 0) {
+            throw new PeerProtocolException(Reason.MALFORMED, "a settle record with no offset");
+        }
+        long[] settled = new long[count];
+        for (int i = 0; i < count; i++) {
+            settled[i] = body.readLong();
+        }
+        return settled;
+    }
+
     private static List<Long> readLongList(ByteBuf body) {
         int count = readCount(body, Long.BYTES, "int64 list");
         List<Long> values = new ArrayList<>(count);
@@ -338,7 +351,7 @@ final class PeerFrameReader {
                                     offset,
                                     new PublishId(readLong(body), readLong(body)),
                                     ByteBuffer.wrap(readBytes(body)));
-                        case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readLong(body));
+                        case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readSettled(body));
                         default -> throw unknownKind("record", kind);
                     });
         }

@@ -504,7 +504,10 @@ final class PeerFrameWriter {
                     out.writeByte(PeerFrameDescriptor.RECORD_SETTLE);
                     out.writeLong(r.epoch().value());
                     out.writeLong(r.offset());
-                    out.writeLong(r.settled());
+                    out.writeInt(r.settled().length);
+                    for (long settled : r.settled()) {
+                        out.writeLong(settled);
+                    }
                 }
             }
         }
@@ -518,7 +521,7 @@ final class PeerFrameWriter {
                         case Record.EpochStart r -> 0L;
                         case Record.Message r ->
                             2L * Long.BYTES + Integer.BYTES + r.body().remaining();
-                        case Record.Settle r -> (long) Long.BYTES;
+                        case Record.Settle r -> Integer.BYTES + (long) r.settled().length * Long.BYTES;
                     };
         }
         return length;

@@ -24,6 +24,8 @@ import java.nio.ByteBuffer;
 public final class ReplicatedRecords {
     public static final byte MESSAGE = 0x11;
     public static final byte SETTLE = 0x12;
+    /** A settle record of several offsets: the tag, then the offsets as the body. */
+    public static final byte SETTLES = 0x13;
     /** Kind, publisher, sequence: what precedes a message's body. */
     public static final int MESSAGE_HEADER_LENGTH = 1 + 2 * Long.BYTES;
 
@@ -54,14 +56,31 @@ public final class ReplicatedRecords {
                 scratch.put(MESSAGE)
                         .putLong(message.id().publisher())
                         .putLong(message.id().sequence());
-            case Record.Settle settle -> scratch.put(SETTLE).putLong(settle.settled());
+            case Record.Settle settle -> {
+                if (settle.settled().length == 1) {
+                    scratch.put(SETTLE).putLong(settle.settled()[0]);
+                } else {
+                    scratch.put(SETTLES);
+                }
+            }
         }
         return scratch.flip();
     }
 
-    /** What follows the {@link #prefix} in {@code record}'s storage payload: a message's body, else nothing. */
+    /**
+     * What follows the {@link #prefix} in {@code record}'s storage payload: a message's body, the offsets of a settle
+     * record of several, else nothing.
+     */
     public static ByteBuffer body(Record record) {
-        return record instanceof Record.Message message ? message.body() : EMPTY;
+        if (record instanceof Record.Message message) {
+            return message.body();
+        }
+        if (record instanceof Record.Settle settle && settle.settled().length > 1) {
+            ByteBuffer offsets = ByteBuffer.allocate(settle.settled().length * Long.BYTES);
+            offsets.asLongBuffer().put(settle.settled());
+            return offsets;
+        }
+        return EMPTY;
     }
 
     /** The storage payload of {@code record}, in a new buffer: its {@link #prefix} then its {@link #body}. */
@@ -101,6 +120,11 @@ public final class ReplicatedRecords {
         }
         if (kind == SETTLE && payload.remaining() == Long.BYTES) {
             return new Record.Settle(epoch, stored.offset(), payload.getLong());
+        }
+        if (kind == SETTLES && payload.remaining() >= 2 * Long.BYTES && payload.remaining() % Long.BYTES == 0) {
+            long[] settled = new long[payload.remaining() / Long.BYTES];
+            payload.asLongBuffer().get(settled);
+            return new Record.Settle(epoch, stored.offset(), settled);
         }
         throw notOurs(
                 stored,

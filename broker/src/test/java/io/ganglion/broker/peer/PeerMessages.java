@@ -90,7 +90,8 @@ final class PeerMessages {
                             new Record.EpochStart(Epoch.of(3), 100),
                             new Record.Message(
                                     Epoch.of(3), 101, new PublishId(7, 42), ByteBuffer.wrap(new byte[] {1, 2})),
-                            new Record.Settle(Epoch.of(3), 102, 101)),
+                            new Record.Settle(Epoch.of(3), 102, 101),
+                            new Record.Settle(Epoch.of(3), 103, new long[] {99, 100})),
                     1_700_000_000_123L,
                     90));
 
@@ -292,7 +293,7 @@ final class PeerMessages {
                                     offset,
                                     new PublishId(random.nextLong(), random.nextLong()),
                                     ByteBuffer.wrap(bytes()));
-                        default -> new Record.Settle(epoch, offset, random.nextLong());
+                        default -> new Record.Settle(epoch, offset, random.longs(1 + random.nextInt(4)).toArray());
                     });
         }
         return records;
