@@ -293,7 +293,11 @@ final class PeerMessages {
                                     offset,
                                     new PublishId(random.nextLong(), random.nextLong()),
                                     ByteBuffer.wrap(bytes()));
-                        default -> new Record.Settle(epoch, offset, random.longs(1 + random.nextInt(4)).toArray());
+                        default ->
+                            new Record.Settle(
+                                    epoch,
+                                    offset,
+                                    random.longs(1 + random.nextInt(4)).toArray());
                     });
         }
         return records;

@@ -46,7 +46,9 @@ class ReplicatedRecordsTest {
                 case 1 ->
                     new Record.Message(
                             epoch, offset, new PublishId(random.nextLong(), random.nextLong()), ByteBuffer.wrap(body));
-                default -> new Record.Settle(epoch, offset, random.longs(1 + random.nextInt(5)).toArray());
+                default ->
+                    new Record.Settle(
+                            epoch, offset, random.longs(1 + random.nextInt(5)).toArray());
             };
 
             assertThat(roundTrip(record)).as("seed %d", seed).isEqualTo(record);
