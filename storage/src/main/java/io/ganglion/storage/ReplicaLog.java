@@ -770,25 +770,6 @@ public final class ReplicaLog {
     }
 
     /**
-     * Retention of a stream under both its limits: the first offset to keep so that the segments kept hold at most
-     * {@code maxBytes} ({@link #retainedStart(long)}) and none is older than {@code appendedBeforeMillis} as a whole
-     * ({@link #retainedStartByAge}). {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE} mean no limit. On the shard
-     * thread.
-     *
-     * @throws IOException if reading a record fails
-     */
-    public long retainedStart(long maxBytes, long appendedBeforeMillis) throws IOException {
-        long keep = startOffset();
-        if (maxBytes != Long.MAX_VALUE) {
-            keep = Math.max(keep, retainedStart(maxBytes));
-        }
-        if (appendedBeforeMillis != Long.MIN_VALUE) {
-            keep = Math.max(keep, retainedStartByAge(appendedBeforeMillis));
-        }
-        return keep;
-    }
-
-    /**
      * Retention by age: the first offset to keep so that only whole segments all of whose records were appended
      * before {@code timestampMillis} go, the oldest first; the active segment is always kept. Reads the last record of
      * each segment that goes, and of one more. On the shard thread.
@@ -803,33 +784,6 @@ public final class ReplicaLog {
     private long timestampAt(long offset) throws IOException {
         List<LogRecord> records = read(offset, 1);
         return records.isEmpty() ? Long.MAX_VALUE : records.getFirst().timestamp();
-    }
-
-    /**
-     * The first offset from {@code from} on whose record was appended at or after {@code timestampMillis} (the store's
-     * clock, as {@link LogRecord#timestamp()} gives it), or {@link #nextOffset()} when every record from there is older:
-     * a binary search that reads one record per step, so it takes timestamps to grow with offsets, as one store's clock
-     * makes them (a clock set back may make it land a little off). For streams: where an offset by time starts, and
-     * what retention by age keeps. On the shard thread.
-     *
-     * @throws IOException if reading a record fails
-     */
-    public long firstOffsetAtOrAfter(long timestampMillis, long from) throws IOException {
-        long low = Math.max(from, startOffset());
-        long high = nextOffset; // the answer lies in [low, high]
-        while (low < high) {
-            long middle = low + (high - low) / 2;
-            List<LogRecord> records = read(middle, 1);
-            if (records.isEmpty()) {
-                return nextOffset;
-            }
-            if (records.getFirst().timestamp() >= timestampMillis) {
-                high = middle;
-            } else {
-                low = middle + 1;
-            }
-        }
-        return low;
     }
 
     /** The first offset held; records below it were discarded or replaced by a snapshot. */

@@ -187,21 +187,23 @@ class ReplicaLogTest {
                 clock.set(1_000 + 10L * i); // offset i at 1000 + 10 i
                 await(((Appended) timed.append(1, RecordType.DATA, payload(7, i))).durable());
             }
-            assertThat(timed.firstOffsetAtOrAfter(0, 0)).isZero();
-            assertThat(timed.firstOffsetAtOrAfter(1_000, 0)).isZero();
-            assertThat(timed.firstOffsetAtOrAfter(1_001, 0)).isEqualTo(1);
-            assertThat(timed.firstOffsetAtOrAfter(2_500, 0)).isEqualTo(150);
-            assertThat(timed.firstOffsetAtOrAfter(2_505, 0)).isEqualTo(151);
-            assertThat(timed.firstOffsetAtOrAfter(3_990, 0)).isEqualTo(299);
-            assertThat(timed.firstOffsetAtOrAfter(3_991, 0)).as("all older").isEqualTo(300);
-            assertThat(timed.firstOffsetAtOrAfter(1_000, 200))
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 0, 0)).isZero();
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 1_000, 0)).isZero();
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 1_001, 0)).isEqualTo(1);
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 2_500, 0)).isEqualTo(150);
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 2_505, 0)).isEqualTo(151);
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 3_990, 0)).isEqualTo(299);
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 3_991, 0))
+                    .as("all older")
+                    .isEqualTo(300);
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 1_000, 200))
                     .as("not before from")
                     .isEqualTo(200);
-            assertThat(timed.retainedStart(Long.MAX_VALUE, Long.MIN_VALUE))
+            assertThat(LogTime.retainedStart(timed, Long.MAX_VALUE, Long.MIN_VALUE))
                     .as("no limit")
                     .isZero();
-            assertThat(timed.retainedStart(Long.MAX_VALUE, 2_500)).isEqualTo(timed.retainedStartByAge(2_500));
-            assertThat(timed.retainedStart(1_000, 2_500))
+            assertThat(LogTime.retainedStart(timed, Long.MAX_VALUE, 2_500)).isEqualTo(timed.retainedStartByAge(2_500));
+            assertThat(LogTime.retainedStart(timed, 1_000, 2_500))
                     .as("the limit that keeps less")
                     .isEqualTo(Math.max(timed.retainedStart(1_000), timed.retainedStartByAge(2_500)));
             long keep = timed.retainedStartByAge(2_500);
@@ -218,7 +220,7 @@ class ReplicaLogTest {
             long start = await(timed.discardBefore(keep));
             assertThat(start).isEqualTo(keep);
             assertThat(timed.read(keep, 1 << 20).getFirst().offset()).isEqualTo(keep);
-            assertThat(timed.firstOffsetAtOrAfter(0, 0))
+            assertThat(LogTime.firstOffsetAtOrAfter(timed, 0, 0))
                     .as("not before the start")
                     .isEqualTo(start);
         }

@@ -10,6 +10,7 @@ import io.ganglion.replication.RecoveredLog;
 import io.ganglion.storage.AppendOutcome;
 import io.ganglion.storage.DurabilityListener;
 import io.ganglion.storage.LogRecord;
+import io.ganglion.storage.LogTime;
 import io.ganglion.storage.ReplicaLog;
 import io.ganglion.storage.SealResult;
 import io.ganglion.storage.Storage;
@@ -213,14 +214,14 @@ final class HostLog {
         });
     }
 
-    /** See {@link ReplicaLog#firstOffsetAtOrAfter}; 0 when not open. */
+    /** See {@link LogTime#firstOffsetAtOrAfter}; 0 when not open. */
     long firstOffsetAtOrAfter(long epochMillis, long from) throws IOException {
-        return log == null ? 0 : log.firstOffsetAtOrAfter(epochMillis, from);
+        return log == null ? 0 : LogTime.firstOffsetAtOrAfter(log, epochMillis, from);
     }
 
-    /** See {@link ReplicaLog#retainedStart(long, long)}; 0 when not open. */
+    /** See {@link LogTime#retainedStart}; 0 when not open. */
     long retainedStart(long maxBytes, long appendedBeforeMs) throws IOException {
-        return log == null ? 0 : log.retainedStart(maxBytes, appendedBeforeMs);
+        return log == null ? 0 : LogTime.retainedStart(log, maxBytes, appendedBeforeMs);
     }
 
     /**

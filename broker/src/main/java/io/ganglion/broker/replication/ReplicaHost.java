@@ -349,7 +349,7 @@ public final class ReplicaHost {
 
     /**
      * For a stream: the first offset from {@code from} on whose record this copy appended at or after {@code
-     * epochMillis} ({@link io.ganglion.storage.ReplicaLog#firstOffsetAtOrAfter}); 0 when not open. On the shard.
+     * epochMillis} ({@link io.ganglion.storage.LogTime#firstOffsetAtOrAfter}); 0 when not open. On the shard.
      *
      * @throws IOException if the log cannot be read
      */
@@ -360,7 +360,7 @@ public final class ReplicaHost {
     /**
      * Retention of a stream: the first offset to keep so that this copy's whole segments hold at most {@code maxBytes}
      * and none was appended before {@code appendedBeforeMs} as a whole ({@link
-     * io.ganglion.storage.ReplicaLog#retainedStart(long, long)}: {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE} for
+     * io.ganglion.storage.LogTime#retainedStart}: {@link Long#MAX_VALUE} and {@link Long#MIN_VALUE} for
      * no limit); 0 when not open. On the shard.
      *
      * @throws IOException if the log cannot be read
