@@ -376,11 +376,6 @@ final class QueueRegistry {
     }
 
     /**
-     * Before a clean stop, with the clients gone: the hosts of the classic queues close, each on its shard, so that
-     * what they appended is in the journal before it stops; waits at most {@code timeoutMs}. Replicated queues' hosts
-     * are the router's.
-     */
-    /**
      * Before a clean stop, while the peer links are still up: every queue here writes the settlements it gathered
      * ({@link ReplicatedQueue#writeSettles}), so that the acks of its last milliseconds are not redelivered after a
      * restart.
@@ -396,24 +391,28 @@ final class QueueRegistry {
                 }
             }
         }
-        try {
-            CompletableFuture.allOf(written.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
-        } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("event=settles_before_stop_incomplete reason={}", e.toString());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        awaitBeforeStop(written, timeoutMs, "settles_before_stop_incomplete");
     }
 
+    /**
+     * Before a clean stop, with the clients gone: the hosts of the classic queues close, each on its shard, so that
+     * what they appended is in the journal before it stops; waits at most {@code timeoutMs}. Replicated queues' hosts
+     * are the router's.
+     */
     void closeClassicQueues(long timeoutMs) {
         List<CompletableFuture<Void>> closed = new ArrayList<>();
         for (ReplicatedQueue queue : replicas.values()) {
             closed.add(queue.host().close());
         }
+        awaitBeforeStop(closed, timeoutMs, "classic_queues_close_incomplete");
+    }
+
+    /** Waits at most {@code timeoutMs} for {@code tasks}; a stop goes on after logging {@code event} if they fail. */
+    private static void awaitBeforeStop(List<CompletableFuture<Void>> tasks, long timeoutMs, String event) {
         try {
-            CompletableFuture.allOf(closed.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
+            CompletableFuture.allOf(tasks.toArray(CompletableFuture[]::new)).get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (ExecutionException | TimeoutException e) {
-            LOG.warn("event=classic_queues_close_incomplete reason={}", e.toString());
+            LOG.warn("event={} reason={}", event, e.toString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
