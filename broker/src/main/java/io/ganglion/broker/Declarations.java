@@ -8,6 +8,8 @@ import io.ganglion.amqp.protocol.ExchangeMethod;
 import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
+import io.ganglion.amqp.server.BindingChange;
+import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.amqp.server.QueueDeclared;
 import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.DurabilityMode;
@@ -130,30 +132,24 @@ final class Declarations {
                 .thenApply(image -> null);
     }
 
-    CompletionStage<Void> bindExchange(
-            String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind) {
+    CompletionStage<Void> bindExchange(String vhost, BindingChange change) {
         directory.vhost(vhost);
-        Binding binding = binding(source, Destination.exchange(destination), routingKey, arguments);
-        return bind(vhost, binding, bind);
+        return bind(vhost, change, Destination.exchange(change.destination()));
     }
 
-    CompletionStage<Void> bindQueue(
-            String vhost,
-            String queue,
-            String exchange,
-            String routingKey,
-            FieldTable arguments,
-            boolean bind,
-            String connectionId) {
+    CompletionStage<Void> bindQueue(String vhost, BindingChange change, String connectionId) {
         Vhost current = directory.vhost(vhost);
-        current.queue(queue).ifPresent(def -> QueueDirectory.checkExclusive(def, vhost, connectionId));
-        Binding binding = binding(exchange, Destination.queue(queue), routingKey, arguments);
-        return bind(vhost, binding, bind);
+        current.queue(change.destination()).ifPresent(def -> QueueDirectory.checkExclusive(def, vhost, connectionId));
+        return bind(vhost, change, Destination.queue(change.destination()));
     }
 
-    private CompletionStage<Void> bind(String vhost, Binding binding, boolean bind) {
+    private CompletionStage<Void> bind(String vhost, BindingChange change, Destination destination) {
+        Binding binding = binding(change.source(), destination, change.routingKey(), change.arguments());
         return directory
-                .propose(bind ? new MetadataCommand.Bind(vhost, binding) : new MetadataCommand.Unbind(vhost, binding))
+                .propose(
+                        change.bind()
+                                ? new MetadataCommand.Bind(vhost, binding)
+                                : new MetadataCommand.Unbind(vhost, binding))
                 .thenApply(image -> null);
     }
 
@@ -273,10 +269,11 @@ final class Declarations {
         if (given instanceof Number number && number.longValue() >= 1 && number.longValue() <= clusterSize) {
             return number.intValue();
         }
-        throw failure(
-                ReplyCode.PRECONDITION_FAILED,
-                "invalid arg 'x-copies' for " + ResourceName.queue(vhost, name) + ": " + given
-                        + " is not a number of copies between 1 and the cluster's " + clusterSize + " brokers");
+        throw invalidArg(
+                "x-copies",
+                vhost,
+                name,
+                given + " is not a number of copies between 1 and the cluster's " + clusterSize + " brokers");
     }
 
     /**
@@ -290,10 +287,8 @@ final class Declarations {
             case "client-local" -> directory.self();
             case "balanced" -> "";
             default ->
-                throw failure(
-                        ReplyCode.PRECONDITION_FAILED,
-                        "invalid arg 'x-queue-leader-locator' for " + ResourceName.queue(vhost, name) + ": '" + given
-                                + "', expected client-local or balanced");
+                throw invalidArg(
+                        "x-queue-leader-locator", vhost, name, "'" + given + "', expected client-local or balanced");
         };
     }
 
@@ -308,10 +303,11 @@ final class Declarations {
                 return mode;
             }
         }
-        throw failure(
-                ReplyCode.PRECONDITION_FAILED,
-                "invalid arg 'x-durability' for " + ResourceName.queue(vhost, name) + ": '" + given
-                        + "', expected owner_durable, majority_durable or all_durable");
+        throw invalidArg(
+                "x-durability",
+                vhost,
+                name,
+                "'" + given + "', expected owner_durable, majority_durable or all_durable");
     }
 
     private static QueueType queueType(Map<String, Object> args, String name, String vhost) {
@@ -320,10 +316,18 @@ final class Declarations {
             return QueueType.CLASSIC;
         }
         return QueueType.parse(String.valueOf(type))
-                .orElseThrow(() -> failure(
-                        ReplyCode.PRECONDITION_FAILED,
-                        "invalid arg 'x-queue-type' for " + ResourceName.queue(vhost, name)
-                                + ": unsupported queue type '" + type + "', expected classic, quorum or stream"));
+                .orElseThrow(() -> invalidArg(
+                        "x-queue-type",
+                        vhost,
+                        name,
+                        "unsupported queue type '" + type + "', expected classic, quorum or stream"));
+    }
+
+    /** RabbitMQ's refusal of a queue argument's value: {@code 406 PRECONDITION_FAILED}, naming the argument. */
+    private static BrokerFailure invalidArg(String argument, String vhost, String queue, String reason) {
+        return failure(
+                ReplyCode.PRECONDITION_FAILED,
+                "invalid arg '" + argument + "' for " + ResourceName.queue(vhost, queue) + ": " + reason);
     }
 
     /** Completes once a replicated queue has an activated owner, or after {@value #ACTIVATION_WAIT_MS} ms. */

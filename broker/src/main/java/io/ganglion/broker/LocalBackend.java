@@ -2,8 +2,8 @@ package io.ganglion.broker;
 
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ExchangeMethod;
-import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.QueueMethod;
+import io.ganglion.amqp.server.BindingChange;
 import io.ganglion.amqp.server.BrokerBackend;
 import io.ganglion.amqp.server.ConsumeRequest;
 import io.ganglion.amqp.server.Delivery;
@@ -207,9 +207,8 @@ final class LocalBackend implements BrokerBackend {
     }
 
     @Override
-    public CompletionStage<Void> bindExchange(
-            String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind) {
-        return declarations.bindExchange(vhost, name(destination), name(source), routingKey, arguments, bind);
+    public CompletionStage<Void> bindExchange(String vhost, BindingChange change) {
+        return declarations.bindExchange(vhost, change.renamed(LocalBackend::name));
     }
 
     @Override
@@ -222,15 +221,8 @@ final class LocalBackend implements BrokerBackend {
     }
 
     @Override
-    public CompletionStage<Void> bindQueue(
-            String vhost,
-            String queue,
-            String exchange,
-            String routingKey,
-            FieldTable arguments,
-            boolean bind,
-            String connectionId) {
-        return declarations.bindQueue(vhost, name(queue), name(exchange), routingKey, arguments, bind, connectionId);
+    public CompletionStage<Void> bindQueue(String vhost, BindingChange change, String connectionId) {
+        return declarations.bindQueue(vhost, change.renamed(LocalBackend::name), connectionId);
     }
 
     @Override

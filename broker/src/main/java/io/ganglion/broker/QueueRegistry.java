@@ -7,11 +7,9 @@ import io.ganglion.broker.replication.ReplicationContext;
 import io.ganglion.broker.replication.ReplicationRouter;
 import io.ganglion.coordination.AcceptedHistory;
 import io.ganglion.coordination.Assignment;
-import io.ganglion.coordination.Epoch;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RuntimeSettings;
-import io.ganglion.coordination.SealReply;
 import io.ganglion.metadata.MetadataCommand;
 import io.ganglion.metadata.MetadataImage;
 import io.ganglion.metadata.QueueDef;
@@ -135,7 +133,14 @@ final class QueueRegistry {
         ReplicatedQueue queue = newQueue(vhost, def, shard, soloContext);
         queue.onAutoDelete(() -> directory.log().propose(new MetadataCommand.DeleteQueue(vhost, def.name())));
         ReplicaHost host = new ReplicaHost(
-                ObjectId.of(vhost, def.name()), id, shard, storage, soloContext, NO_PEERS, NO_REPLIES, queue);
+                ObjectId.of(vhost, def.name()),
+                id,
+                shard,
+                storage,
+                soloContext,
+                NO_PEERS,
+                RecoveryReplySink.NONE,
+                queue);
         queue.attach(host, true);
         host.startAlone().whenComplete((ignored, failure) -> {
             if (failure != null) {
@@ -156,17 +161,6 @@ final class QueueRegistry {
 
     /** A classic queue has no other copies: its replica never sends to a peer and never answers a controller. */
     private static final PeerSender NO_PEERS = (to, message) -> false;
-
-    private static final RecoveryReplySink NO_REPLIES = new RecoveryReplySink() {
-        @Override
-        public void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply) {}
-
-        @Override
-        public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {}
-
-        @Override
-        public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {}
-    };
 
     /**
      * Ends a queue's copy here and deletes its log: the queue closes (consumers cancelled, waiting publishes failed),

@@ -13,7 +13,6 @@ import io.ganglion.coordination.Incarnation;
 import io.ganglion.coordination.NodeId;
 import io.ganglion.coordination.ObjectId;
 import io.ganglion.coordination.RuntimeSettings;
-import io.ganglion.coordination.SealReply;
 import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
 import io.ganglion.replication.ReplicaEvent;
@@ -68,16 +67,7 @@ class ReplicatedQueueParkTest {
                 1,
                 DurabilityMode.OWNER_DURABLE);
         queue = new ReplicatedQueue("/", def, shard, 1, () -> RuntimeSettings.RESEND_WINDOW_MS.defaultValue());
-        RecoveryReplySink replies = new RecoveryReplySink() {
-            @Override
-            public void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply) {}
-
-            @Override
-            public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {}
-
-            @Override
-            public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {}
-        };
+        RecoveryReplySink replies = RecoveryReplySink.NONE;
         host = new ReplicaHost(
                 OBJECT,
                 42,

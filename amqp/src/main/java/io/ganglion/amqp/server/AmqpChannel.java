@@ -15,6 +15,7 @@ import io.ganglion.amqp.protocol.ChannelMethod;
 import io.ganglion.amqp.protocol.ConfirmMethod;
 import io.ganglion.amqp.protocol.ConnectionMethod;
 import io.ganglion.amqp.protocol.ExchangeMethod;
+import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.Method;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
@@ -378,12 +379,16 @@ final class AmqpChannel {
                         done -> replyUnless(m.nowait(), new ExchangeMethod.DeleteOk()));
             case ExchangeMethod.Bind m ->
                 await(
-                        backend.bindExchange(vhost, m.destination(), m.source(), m.routingKey(), m.arguments(), true),
+                        backend.bindExchange(
+                                vhost,
+                                new BindingChange(m.source(), m.destination(), m.routingKey(), m.arguments(), true)),
                         m,
                         done -> replyUnless(m.nowait(), new ExchangeMethod.BindOk()));
             case ExchangeMethod.Unbind m ->
                 await(
-                        backend.bindExchange(vhost, m.destination(), m.source(), m.routingKey(), m.arguments(), false),
+                        backend.bindExchange(
+                                vhost,
+                                new BindingChange(m.source(), m.destination(), m.routingKey(), m.arguments(), false)),
                         m,
                         done -> replyUnless(m.nowait(), new ExchangeMethod.UnbindOk()));
             case ExchangeMethod.DeclareOk m -> throw ServerFault.unimplemented(m);
@@ -409,11 +414,7 @@ final class AmqpChannel {
                 await(
                         backend.bindQueue(
                                 vhost,
-                                queueName(m.queue()),
-                                m.exchange(),
-                                routingKey(m.queue(), m.routingKey()),
-                                m.arguments(),
-                                true,
+                                queueBinding(m.exchange(), m.queue(), m.routingKey(), m.arguments(), true),
                                 connectionId),
                         m,
                         done -> replyUnless(m.nowait(), new QueueMethod.BindOk()));
@@ -421,11 +422,7 @@ final class AmqpChannel {
                 await(
                         backend.bindQueue(
                                 vhost,
-                                queueName(m.queue()),
-                                m.exchange(),
-                                routingKey(m.queue(), m.routingKey()),
-                                m.arguments(),
-                                false,
+                                queueBinding(m.exchange(), m.queue(), m.routingKey(), m.arguments(), false),
                                 connectionId),
                         m,
                         done -> reply(new QueueMethod.UnbindOk()));
@@ -801,9 +798,14 @@ final class AmqpChannel {
         return lastDeclaredQueue;
     }
 
-    /** RabbitMQ's shortcut: empty queue and routing key bind with the last declared queue's name as the key. */
-    private String routingKey(String queue, String routingKey) {
-        return queue.isEmpty() && routingKey.isEmpty() ? queueName(queue) : routingKey;
+    /**
+     * A {@code queue.bind} or {@code queue.unbind}, with RabbitMQ's shortcuts: an empty queue is the last declared one,
+     * and an empty queue with an empty routing key binds with that queue's name as the key.
+     */
+    private BindingChange queueBinding(
+            String exchange, String queue, String routingKey, FieldTable arguments, boolean bind) {
+        String key = queue.isEmpty() && routingKey.isEmpty() ? queueName(queue) : routingKey;
+        return new BindingChange(exchange, queueName(queue), key, arguments, bind);
     }
 
     private static long uint(long value) {

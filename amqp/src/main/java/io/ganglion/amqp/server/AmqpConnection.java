@@ -362,18 +362,21 @@ public final class AmqpConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** The capabilities {@code connection.start} announces, each true, as RabbitMQ's do. */
+    private static final List<String> CAPABILITIES = List.of(
+            "publisher_confirms",
+            "exchange_exchange_bindings",
+            "basic.nack",
+            "consumer_cancel_notify",
+            "connection.blocked",
+            "authentication_failure_close",
+            "per_consumer_qos");
+
     static ConnectionMethod.Start start(ServerInfo info) {
-        FieldTable capabilities = FieldTable.builder()
-                .put("publisher_confirms", true)
-                .put("exchange_exchange_bindings", true)
-                .put("basic.nack", true)
-                .put("consumer_cancel_notify", true)
-                .put("connection.blocked", true)
-                .put("authentication_failure_close", true)
-                .put("per_consumer_qos", true)
-                .build();
+        FieldTable.Builder capabilities = FieldTable.builder();
+        CAPABILITIES.forEach(capability -> capabilities.put(capability, true));
         FieldTable properties = FieldTable.builder()
-                .put("capabilities", capabilities)
+                .put("capabilities", capabilities.build())
                 .put("cluster_name", info.clusterName())
                 .put("platform", info.platform())
                 .put("product", info.product())

@@ -2,7 +2,6 @@ package io.ganglion.amqp.server;
 
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ExchangeMethod;
-import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.netty.buffer.ByteBuf;
 import java.net.SocketAddress;
@@ -38,8 +37,7 @@ public interface BrokerBackend {
     CompletionStage<Void> deleteExchange(String vhost, String exchange, boolean ifUnused);
 
     /** {@code exchange.bind} / {@code exchange.unbind}: from {@code source} to {@code destination}. */
-    CompletionStage<Void> bindExchange(
-            String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind);
+    CompletionStage<Void> bindExchange(String vhost, BindingChange change);
 
     /**
      * {@code queue.declare}. An empty {@code queue} asks for a server-named one ({@code amq.gen-...}). With {@code
@@ -48,14 +46,7 @@ public interface BrokerBackend {
     CompletionStage<QueueDeclared> declareQueue(String vhost, QueueMethod.Declare declare, String connectionId);
 
     /** {@code queue.bind} / {@code queue.unbind}. */
-    CompletionStage<Void> bindQueue(
-            String vhost,
-            String queue,
-            String exchange,
-            String routingKey,
-            FieldTable arguments,
-            boolean bind,
-            String connectionId);
+    CompletionStage<Void> bindQueue(String vhost, BindingChange change, String connectionId);
 
     /** {@code queue.purge}: completes with the number of messages purged. */
     CompletionStage<Long> purgeQueue(String vhost, String queue, String connectionId);

@@ -41,17 +41,14 @@ class AmqpConnectionTest {
     void shouldAnswerProtocolHeaderWithConnectionStartAsRabbitMq() {
         client.sendHeader();
 
-        FieldTable capabilities = FieldTable.builder()
-                .put("publisher_confirms", true)
-                .put("exchange_exchange_bindings", true)
-                .put("basic.nack", true)
-                .put("consumer_cancel_notify", true)
-                .put("connection.blocked", true)
-                .put("authentication_failure_close", true)
-                .put("per_consumer_qos", true)
-                .build();
+        FieldTable.Builder capabilities = FieldTable.builder();
+        for (String name : "publisher_confirms exchange_exchange_bindings basic.nack consumer_cancel_notify"
+                .concat(" connection.blocked authentication_failure_close per_consumer_qos")
+                .split(" ")) {
+            capabilities.put(name, true);
+        }
         FieldTable properties = FieldTable.builder()
-                .put("capabilities", capabilities)
+                .put("capabilities", capabilities.build())
                 .put("cluster_name", "test-cluster")
                 .put("platform", "Java")
                 .put("product", "Ganglion")

@@ -4,7 +4,6 @@ import io.ganglion.amqp.codec.ContentHeader;
 import io.ganglion.amqp.codec.ContentHeaderCodec;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.amqp.protocol.ExchangeMethod;
-import io.ganglion.amqp.protocol.FieldTable;
 import io.ganglion.amqp.protocol.QueueMethod;
 import io.ganglion.amqp.protocol.ReplyCode;
 import io.netty.buffer.ByteBuf;
@@ -174,8 +173,7 @@ final class FakeBroker implements BrokerBackend {
     }
 
     @Override
-    public synchronized CompletionStage<Void> bindExchange(
-            String vhost, String destination, String source, String routingKey, FieldTable arguments, boolean bind) {
+    public synchronized CompletionStage<Void> bindExchange(String vhost, BindingChange change) {
         return done();
     }
 
@@ -199,14 +197,10 @@ final class FakeBroker implements BrokerBackend {
     }
 
     @Override
-    public synchronized CompletionStage<Void> bindQueue(
-            String vhost,
-            String queue,
-            String exchange,
-            String routingKey,
-            FieldTable arguments,
-            boolean bind,
-            String connectionId) {
+    public synchronized CompletionStage<Void> bindQueue(String vhost, BindingChange change, String connectionId) {
+        String queue = change.destination();
+        String exchange = change.source();
+        String routingKey = change.routingKey();
         if (!queues.containsKey(queue)) {
             return notFound("queue", queue, vhost);
         }
@@ -214,7 +208,7 @@ final class FakeBroker implements BrokerBackend {
             return notFound("exchange", exchange, vhost);
         }
         List<String[]> list = bindings.computeIfAbsent(exchange, e -> new ArrayList<>());
-        if (bind) {
+        if (change.bind()) {
             list.add(new String[] {queue, routingKey});
         } else {
             list.removeIf(b -> b[0].equals(queue) && b[1].equals(routingKey));

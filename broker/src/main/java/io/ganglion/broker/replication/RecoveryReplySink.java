@@ -11,6 +11,17 @@ import io.ganglion.coordination.SealReply;
  * host's shard thread; must not block.
  */
 public interface RecoveryReplySink {
+    /** Answers nothing: a copy alone (a classic queue), which no controller asks. */
+    RecoveryReplySink NONE = new RecoveryReplySink() {
+        @Override
+        public void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply) {}
+
+        @Override
+        public void installed(NodeId controller, ObjectId object, Epoch epoch, NodeId node) {}
+
+        @Override
+        public void dropped(NodeId controller, ObjectId object, Epoch epoch, NodeId node, NodeId follower) {}
+    };
 
     /** The replica durably sealed {@code epoch} (recovery step 1): its log end and durable offset. */
     void sealed(NodeId controller, ObjectId object, Epoch epoch, SealReply reply);
