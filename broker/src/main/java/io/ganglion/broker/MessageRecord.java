@@ -1,6 +1,7 @@
 package io.ganglion.broker;
 
 import io.ganglion.amqp.codec.ContentHeaderCodec;
+import io.ganglion.amqp.codec.FrameDescriptor;
 import io.ganglion.amqp.protocol.BasicProperties;
 import io.netty.buffer.ByteBuf;
 import java.nio.ByteBuffer;
@@ -63,6 +64,23 @@ final class MessageRecord {
         ByteBuffer header = in.slice(in.position(), headerLength);
         in.position(in.position() + headerLength);
         return new Message(exchange, routingKey, header, in.slice());
+    }
+
+    /**
+     * The message's own TTL, its {@code expiration} property in milliseconds, or -1 when it has none. The property
+     * was checked when the message was published; reads the properties only when the header's flags hold one.
+     */
+    static long expirationMs(ByteBuffer payload) {
+        int at = payload.position() + 1;
+        at += 1 + (payload.get(at) & 0xFF); // exchange
+        at += 1 + (payload.get(at) & 0xFF); // routing key
+        int headerLength = payload.getInt(at);
+        ByteBuffer header = payload.slice(at + Integer.BYTES, headerLength);
+        if ((ContentHeaderCodec.propertyFlags(header) & FrameDescriptor.FLAG_EXPIRATION) == 0) {
+            return -1;
+        }
+        String expiration = ContentHeaderCodec.properties(header).expiration();
+        return expiration == null ? -1 : Long.parseLong(expiration);
     }
 
     private static String shortString(ByteBuffer in) {

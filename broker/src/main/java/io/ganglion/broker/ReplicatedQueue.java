@@ -119,6 +119,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private Runnable autoDelete = () -> {};
     private boolean hadConsumer;
 
+    /** The queue's message TTL ({@code x-message-ttl}) in ms, -1 for none. */
+    private final long messageTtlMs;
+
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
     /** Settlements wait at most this long, or until this many gather, before one settle record is written. */
@@ -139,6 +142,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.publisher = publisher;
         this.stream = def.type() == QueueType.STREAM;
         this.retention = StreamArguments.Retention.of(def.arguments());
+        this.messageTtlMs = def.arguments().get("x-message-ttl") instanceof Number ttl ? ttl.longValue() : -1;
         this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
         this.owner = new QueueOwner(new OwnerHost(), this);
     }
@@ -350,6 +354,17 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         @Override
         public void settledLowWater(long offset) {
             host.deliver(new ReplicaEvent.SettledLowWater(offset));
+        }
+
+        /** From the owner's admission time, the lower of the queue's TTL and the message's own. */
+        @Override
+        public long expiresAtMs(Record.Message message) {
+            long ttl = messageTtlMs;
+            long own = MessageRecord.expirationMs(message.body());
+            if (own >= 0 && (ttl < 0 || own < ttl)) {
+                ttl = own;
+            }
+            return ttl < 0 ? QueueMachine.NEVER : message.timestampMs() + ttl;
         }
     }
 

@@ -10,4 +10,9 @@ public interface QueueEffects {
 
     /** The message at {@code offset} is settled (acknowledged, rejected without requeue, purged): log it. */
     void settle(long offset);
+
+    /** The message at {@code offset} expired (its TTL passed while it was ready): it leaves the queue as settled. */
+    default void expired(long offset) {
+        settle(offset);
+    }
 }

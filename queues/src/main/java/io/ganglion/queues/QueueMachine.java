@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeSet;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.Long2ObjectHashMap;
 import org.agrona.collections.LongArrayQueue;
 import org.agrona.collections.LongHashSet;
@@ -21,9 +22,20 @@ import org.agrona.collections.LongHashSet;
  * recovered from the log below {@code redeliveredBelow} (it may have been delivered before a restart or failover).
  * Consumers are served round robin among those under their prefetch.
  *
+ * <p>Expiry (message TTL). A message may have a time at which it expires ({@link #NEVER}: none). The machine's time is
+ * the latest given to {@link #advance}; the caller advances it before every operation. A ready message whose time
+ * has come is removed at once, wherever it stands in the queue, and reported through {@link QueueEffects#expired}; a
+ * message out with a consumer does not expire there, and keeps its time if it comes back. A message that expires at
+ * or before the moment it is enqueued (a TTL of 0) is delivered if a consumer can take it in that {@link #enqueue},
+ * and expires otherwise. Expiry times sit in an {@link ExpiryHeap}; a queue whose messages never expire keeps nothing
+ * for them.
+ *
  * <p>Not thread-safe: one queue lives on one shard, and only that shard's thread calls it.
  */
 public final class QueueMachine {
+    /** The expiry time of a message that never expires. */
+    public static final long NEVER = Long.MAX_VALUE;
+
     private static final int UNLIMITED = 0;
     private static final ConsumerKey GET = new ConsumerKey(-1, "");
 
@@ -37,6 +49,13 @@ public final class QueueMachine {
     private long redeliveredBelow = Long.MIN_VALUE;
     private boolean exclusiveConsumer;
     private boolean deliveryHeld;
+    private long nowMs = Long.MIN_VALUE;
+    /** The expiry time of each message not settled that has one (ready, or out with a consumer). */
+    private final Long2LongHashMap expiries = new Long2LongHashMap(NEVER);
+    /** When each message of {@link #expiries} expires; entries of messages gone since are skipped. */
+    private final ExpiryHeap expiryOrder = new ExpiryHeap();
+    /** Messages expired while in {@code fresh} behind others, dropped when they reach its head. */
+    private final LongHashSet expiredFresh = new LongHashSet();
 
     private static final class ConsumerState {
         final int prefetch;
@@ -61,7 +80,23 @@ public final class QueueMachine {
      * count as redelivered, since they may have been delivered before.
      */
     public static QueueMachine recovered(long[] unsettled) {
+        return recovered(unsettled, null);
+    }
+
+    /**
+     * A queue recovered from its log, as {@link #recovered(long[])}, each message with its expiry time ({@code
+     * expiresAtMs[i]} for {@code unsettled[i]}; null: none expires).
+     */
+    public static QueueMachine recovered(long[] unsettled, long[] expiresAtMs) {
         QueueMachine queue = new QueueMachine();
+        if (expiresAtMs != null) {
+            if (expiresAtMs.length != unsettled.length) {
+                throw new IllegalArgumentException("one expiry time per offset");
+            }
+            for (int i = 0; i < unsettled.length; i++) {
+                queue.expireAt(unsettled[i], expiresAtMs[i]);
+            }
+        }
         long last = Long.MIN_VALUE;
         for (long offset : unsettled) {
             if (offset <= last) {
@@ -76,7 +111,7 @@ public final class QueueMachine {
 
     /** Ready messages: the count {@code queue.declare-ok} reports. */
     public int readyCount() {
-        return fresh.size() + returned.size();
+        return fresh.size() - expiredFresh.size() + returned.size();
     }
 
     /**
@@ -132,10 +167,80 @@ public final class QueueMachine {
         return deliveryHeld;
     }
 
-    /** A committed message is in the queue at {@code offset}; offsets only grow. */
+    /** A committed message that never expires is in the queue at {@code offset}; offsets only grow. */
     public void enqueue(long offset, QueueEffects effects) {
+        enqueue(offset, NEVER, effects);
+    }
+
+    /**
+     * A committed message is in the queue at {@code offset}, expiring at {@code expiresAtMs} ({@link #NEVER}: never);
+     * offsets only grow. It may go to a consumer now even if its time has come (a TTL of 0), else it expires.
+     */
+    public void enqueue(long offset, long expiresAtMs, QueueEffects effects) {
         fresh.addLong(offset);
-        dispatch(effects);
+        expireAt(offset, expiresAtMs);
+        deliverReady(effects);
+        expireDue(effects);
+    }
+
+    /**
+     * The machine's time moves on to {@code nowMs} (an earlier time is ignored): ready messages whose time has come
+     * expire.
+     */
+    public void advance(long nowMs, QueueEffects effects) {
+        if (nowMs > this.nowMs) {
+            this.nowMs = nowMs;
+        }
+        expireDue(effects);
+    }
+
+    /** Messages with an expiry time not settled yet (ready or out with a consumer). */
+    public int expiringCount() {
+        return expiries.size();
+    }
+
+    private void expireAt(long offset, long expiresAtMs) {
+        if (expiresAtMs != NEVER) {
+            expiries.put(offset, expiresAtMs);
+            expiryOrder.push(expiresAtMs, offset);
+        }
+    }
+
+    /** Removes every ready message whose time has come, the earliest first. */
+    private void expireDue(QueueEffects effects) {
+        while (!expiryOrder.isEmpty() && expiryOrder.peekTime() <= nowMs) {
+            long time = expiryOrder.peekTime();
+            long offset = expiryOrder.peekOffset();
+            expiryOrder.pop();
+            if (expiries.get(offset) != time || unacked.containsKey(offset)) {
+                continue; // gone another way, or out with a consumer: pushed again if it comes back
+            }
+            expiries.remove(offset);
+            everReturned.remove(offset);
+            if (!returned.remove(offset)) {
+                expiredFresh.add(offset);
+                dropExpiredHead();
+            }
+            effects.expired(offset);
+        }
+        if (expiryOrder.size() > 2 * expiries.size() + 1024) {
+            rebuildExpiryOrder();
+        }
+    }
+
+    /** Keeps the heap to the live entries, the messages out with consumers included. */
+    private void rebuildExpiryOrder() {
+        expiryOrder.clear();
+        for (var entries = expiries.entrySet().iterator(); entries.hasNext(); ) {
+            entries.next();
+            expiryOrder.push(entries.getLongValue(), entries.getLongKey());
+        }
+    }
+
+    private void dropExpiredHead() {
+        while (!fresh.isEmpty() && expiredFresh.remove(fresh.peekLong())) {
+            fresh.pollLong();
+        }
     }
 
     /**
@@ -187,6 +292,7 @@ public final class QueueMachine {
      * is unacknowledged until acked, rejected or returned.
      */
     public Optional<Taken> get(boolean noAck, QueueEffects effects) {
+        expireDue(effects);
         if (readyCount() == 0 || deliveryHeld) {
             return Optional.empty();
         }
@@ -259,10 +365,15 @@ public final class QueueMachine {
     private void returnToReady(long offset) {
         returned.add(offset);
         everReturned.add(offset);
+        long expiresAtMs = expiries.get(offset);
+        if (expiresAtMs != NEVER) {
+            expiryOrder.push(expiresAtMs, offset); // its entry was skipped while it was out
+        }
     }
 
     private void settle(long offset, QueueEffects effects) {
         everReturned.remove(offset);
+        expiries.remove(offset);
         effects.settle(offset);
     }
 
@@ -277,10 +388,17 @@ public final class QueueMachine {
         if (!returned.isEmpty()) {
             return returned.pollFirst();
         }
-        return fresh.pollLong();
+        long offset = fresh.pollLong();
+        dropExpiredHead();
+        return offset;
     }
 
     private void dispatch(QueueEffects effects) {
+        expireDue(effects);
+        deliverReady(effects);
+    }
+
+    private void deliverReady(QueueEffects effects) {
         while (!deliveryHeld && readyCount() > 0 && !ring.isEmpty()) {
             ConsumerKey chosen = nextWithCapacity();
             if (chosen == null) {

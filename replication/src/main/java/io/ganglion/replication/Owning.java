@@ -244,7 +244,7 @@ final class Owning implements Role {
             }
             return;
         }
-        Record record = new Record.Message(epoch, log.end() + 1, publish.id(), publish.body());
+        Record record = new Record.Message(epoch, log.end() + 1, publish.id(), publish.body(), nowMs);
         log.append(List.of(record));
         awaiting.put(record.offset(), publish.id());
         stream(record, nowMs);

@@ -32,12 +32,22 @@ public sealed interface Record {
         }
     }
 
-    /** A published message. The body is a read-only view; the state machines only measure it. */
-    record Message(Epoch epoch, long offset, PublishId id, ByteBuffer body) implements Record {
+    /**
+     * A published message. The body is a read-only view; the state machines only measure it.
+     *
+     * @param timestampMs when the owner admitted it, by the owner's clock: every copy keeps this time, so a message's
+     *     age (its TTL) is the same whichever copy owns the queue later
+     */
+    record Message(Epoch epoch, long offset, PublishId id, ByteBuffer body, long timestampMs) implements Record {
         public Message {
             Objects.requireNonNull(epoch, "epoch");
             Objects.requireNonNull(id, "id");
             body = body.asReadOnlyBuffer();
+        }
+
+        /** A message whose time does not matter (tests of the log alone): admitted at time 0. */
+        public Message(Epoch epoch, long offset, PublishId id, ByteBuffer body) {
+            this(epoch, offset, id, body, 0);
         }
 
         @Override

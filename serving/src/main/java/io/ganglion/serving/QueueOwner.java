@@ -25,7 +25,8 @@ import org.agrona.collections.LongHashSet;
  *       before it is durable on W copies.
  *   <li><b>Lease gate.</b> {@link #gated} holds or resumes deliveries by the owner lease ({@link Host#mayDeliver}) and
  *       is called before every operation that can deliver and on every {@link #tick}: a deposed owner stops handing out
- *       messages before a new owner starts.
+ *       messages before a new owner starts. It also moves the machine's time on, so ready messages whose TTL passed
+ *       expire ({@link Host#expiresAtMs}, from each message's admission time: a new owner keeps the same times).
  *   <li><b>Settled low water.</b> Every {@value #LOW_WATER_EVERY_MS} ms the lowest unsettled offset becomes a
  *       candidate; once the log is committed past every settle record written until then, the replica hears of it
  *       ({@link Host#settledLowWater}) and may discard the log below it. A settled record stays for the resend window
@@ -81,6 +82,14 @@ public final class QueueOwner {
 
         /** The gate held deliveries (they were flowing). */
         default void held() {}
+
+        /**
+         * When {@code message} expires in this queue, in ms since the epoch ({@link QueueMachine#NEVER}: never): from
+         * its admission time ({@link Record.Message#timestampMs}), the queue's message TTL and the message's own.
+         */
+        default long expiresAtMs(Record.Message message) {
+            return QueueMachine.NEVER;
+        }
     }
 
     private final Host host;
@@ -153,7 +162,7 @@ public final class QueueOwner {
             gate(nowMs);
             for (Record record : host.read(enqueuedUpTo + 1, upTo)) {
                 if (record instanceof Record.Message message) {
-                    machine.enqueue(message.offset(), effects);
+                    machine.enqueue(message.offset(), host.expiresAtMs(message), effects);
                 }
             }
             enqueuedUpTo = upTo;
@@ -189,10 +198,14 @@ public final class QueueOwner {
     private void rebuild(Epoch owned, long upTo, long nowMs) throws IOException {
         // from the logical start, not the file's: what lies before it is settled
         LongArrayList messages = new LongArrayList();
+        LongArrayList expiries = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         for (Record record : host.read(host.start(), upTo)) {
             switch (record) {
-                case Record.Message message -> messages.addLong(message.offset());
+                case Record.Message message -> {
+                    messages.addLong(message.offset());
+                    expiries.addLong(host.expiresAtMs(message));
+                }
                 case Record.Settle settle -> {
                     for (long offset : settle.settled()) {
                         settled.add(offset);
@@ -202,12 +215,14 @@ public final class QueueOwner {
             }
         }
         LongArrayList unsettled = new LongArrayList();
+        LongArrayList unsettledExpiries = new LongArrayList();
         for (int i = 0; i < messages.size(); i++) {
             if (!settled.contains(messages.getLong(i))) {
                 unsettled.addLong(messages.getLong(i));
+                unsettledExpiries.addLong(expiries.getLong(i));
             }
         }
-        machine = QueueMachine.recovered(unsettled.toLongArray());
+        machine = QueueMachine.recovered(unsettled.toLongArray(), unsettledExpiries.toLongArray());
         machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
         epoch = owned;
         enqueuedUpTo = upTo;
@@ -225,6 +240,7 @@ public final class QueueOwner {
         if (machine == null) {
             return;
         }
+        machine.advance(nowMs, effects);
         if (host.mayDeliver(epoch, nowMs)) {
             machine.resumeDelivery(effects);
         } else if (!machine.deliveryHeld() && !faults.contains(Fault.DELIVER_ON_EXPIRED_LEASE)) {

@@ -75,6 +75,11 @@ public final class ContentHeaderCodec {
         return payload.getLong(payload.position() + BODY_SIZE_OFFSET);
     }
 
+    /** The first property flags word of a content header payload: which properties it holds. */
+    public static int propertyFlags(ByteBuffer payload) {
+        return payload.getShort(payload.position() + BODY_SIZE_OFFSET + Long.BYTES) & 0xFFFF;
+    }
+
     /** The class id field of a content header payload. */
     public static int classId(ByteBuffer payload) {
         return payload.getShort(payload.position()) & 0xFFFF;

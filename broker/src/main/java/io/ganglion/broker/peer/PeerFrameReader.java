@@ -346,16 +346,18 @@ final class PeerFrameReader {
                     switch (kind) {
                         case PeerFrameDescriptor.RECORD_EPOCH_START -> new Record.EpochStart(epoch, offset);
                         case PeerFrameDescriptor.RECORD_MESSAGE ->
-                            new Record.Message(
-                                    epoch,
-                                    offset,
-                                    new PublishId(readLong(body), readLong(body)),
-                                    ByteBuffer.wrap(readBytes(body)));
+                            readMessage(body, epoch, offset);
                         case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readSettled(body));
                         default -> throw unknownKind("record", kind);
                     });
         }
         return records;
+    }
+
+    private static Record.Message readMessage(ByteBuf body, Epoch epoch, long offset) {
+        PublishId id = new PublishId(readLong(body), readLong(body));
+        long timestampMs = readLong(body);
+        return new Record.Message(epoch, offset, id, ByteBuffer.wrap(readBytes(body)), timestampMs);
     }
 
     private static PeerProtocolException unknownKind(String what, int kind) {

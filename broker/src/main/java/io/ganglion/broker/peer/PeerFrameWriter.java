@@ -496,6 +496,7 @@ final class PeerFrameWriter {
                     out.writeLong(r.offset());
                     out.writeLong(r.id().publisher());
                     out.writeLong(r.id().sequence());
+                    out.writeLong(r.timestampMs());
                     ByteBuffer body = r.body().duplicate();
                     out.writeInt(body.remaining());
                     out.writeBytes(body);
@@ -520,7 +521,7 @@ final class PeerFrameWriter {
                     + switch (record) {
                         case Record.EpochStart r -> 0L;
                         case Record.Message r ->
-                            2L * Long.BYTES + Integer.BYTES + r.body().remaining();
+                            3L * Long.BYTES + Integer.BYTES + r.body().remaining();
                         case Record.Settle r -> Integer.BYTES + (long) r.settled().length * Long.BYTES;
                     };
         }

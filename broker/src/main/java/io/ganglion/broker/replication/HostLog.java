@@ -138,8 +138,8 @@ final class HostLog {
     }
 
     /**
-     * Appends {@code records} at their own offsets, stamped {@code now}; an {@code owning} replica keeps them in heap
-     * too.
+     * Appends {@code records} at their own offsets, a message stamped with its admission time and the others with
+     * {@code now}; an {@code owning} replica keeps them in heap too.
      *
      * @throws Backlogged when the log's segment writer is far behind, with the records not taken
      * @throws StorageException when the log refuses or fails an append
@@ -153,6 +153,8 @@ final class HostLog {
         for (int i = 0; i < records.size(); i++) {
             Record record = records.get(i);
             long epoch = record.epoch().value();
+            // a message keeps its owner's admission time on every copy (its age for a TTL); the rest get this one's
+            long stamp = record instanceof Record.Message message ? message.timestampMs() : now;
             // the replica streams and admits only above its fence, which is the log's sealed epoch: a record at or
             // below it is an install copying the sealed epochs up to the recovery point
             AppendOutcome outcome = epoch <= log.sealedEpoch()
@@ -160,14 +162,14 @@ final class HostLog {
                             record.offset(),
                             epoch,
                             ReplicatedRecords.type(record),
-                            now,
+                            stamp,
                             ReplicatedRecords.prefix(record, prefix),
                             ReplicatedRecords.body(record))
                     : log.appendAt(
                             record.offset(),
                             epoch,
                             ReplicatedRecords.type(record),
-                            now,
+                            stamp,
                             ReplicatedRecords.prefix(record, prefix),
                             ReplicatedRecords.body(record));
             switch (outcome) {

@@ -116,7 +116,7 @@ public final class ReplicatedRecords {
         byte kind = payload.get();
         if (kind == MESSAGE && payload.remaining() >= 2 * Long.BYTES) {
             PublishId id = new PublishId(payload.getLong(), payload.getLong());
-            return new Record.Message(epoch, stored.offset(), id, payload.slice());
+            return new Record.Message(epoch, stored.offset(), id, payload.slice(), stored.timestamp());
         }
         if (kind == SETTLE && payload.remaining() == Long.BYTES) {
             return new Record.Settle(epoch, stored.offset(), payload.getLong());

@@ -1,0 +1,236 @@
+package io.ganglion.queues;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.stream.LongStream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+/** Message TTL in the queue machine: expired messages are never handed out, and leave once their time comes. */
+class QueueExpiryTest {
+    private static final ConsumerKey C1 = new ConsumerKey(1, "c1");
+    private static final long NEVER = QueueMachine.NEVER;
+
+    private final QueueMachine queue = new QueueMachine();
+    private final ExpiryEffects effects = new ExpiryEffects();
+
+    /** Records expiries apart from other settlements. */
+    private static final class ExpiryEffects implements QueueEffects {
+        final List<Long> delivered = new ArrayList<>();
+        final List<Long> settled = new ArrayList<>();
+        final List<Long> expired = new ArrayList<>();
+
+        @Override
+        public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
+            delivered.add(offset);
+        }
+
+        @Override
+        public void settle(long offset) {
+            settled.add(offset);
+        }
+
+        @Override
+        public void expired(long offset) {
+            expired.add(offset);
+        }
+    }
+
+    @Test
+    void shouldExpireReadyMessagesWhenTheirTimeComesWhereverTheyStand() {
+        queue.advance(1_000, effects);
+        queue.enqueue(1, NEVER, effects);
+        queue.enqueue(2, 1_100, effects);
+        queue.enqueue(3, 1_050, effects); // its own, shorter TTL, behind a longer one
+        queue.advance(1_049, effects);
+        assertThat(effects.expired).isEmpty();
+        queue.advance(1_050, effects);
+        assertThat(effects.expired).containsExactly(3L);
+        assertThat(queue.readyCount()).isEqualTo(2);
+        queue.advance(2_000, effects);
+        assertThat(effects.expired).containsExactly(3L, 2L);
+        assertThat(queue.readyCount()).isEqualTo(1);
+        assertThat(queue.get(true, effects)).contains(new QueueMachine.Taken(1, false));
+        assertThat(queue.lowestUnsettled()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void shouldDeliverAMessageWithATtlOfZeroOnlyToAConsumerWaitingForIt() {
+        queue.advance(1_000, effects);
+        queue.enqueue(1, 999, effects); // accepted at 999 with TTL 0, committed at 1,000: no consumer
+        assertThat(effects.expired).containsExactly(1L);
+        queue.consume(C1, 0, false, false, effects);
+        queue.enqueue(2, 999, effects);
+        assertThat(effects.delivered).containsExactly(2L);
+        assertThat(effects.expired).containsExactly(1L);
+    }
+
+    @Test
+    void shouldNotExpireAMessageOutWithAConsumerButKeepItsTimeWhenItComesBack() {
+        queue.advance(1_000, effects);
+        queue.consume(C1, 1, false, false, effects);
+        queue.enqueue(1, 1_100, effects);
+        queue.advance(1_200, effects);
+        assertThat(effects.expired).isEmpty();
+        queue.cancel(C1);
+        queue.requeue(new long[] {1}, effects); // back after its time: expires, is not handed out again
+        assertThat(effects.expired).containsExactly(1L);
+        assertThat(queue.get(false, effects)).isEmpty();
+    }
+
+    @Test
+    void shouldRecoverMessagesWithTheirExpiryTimes() {
+        QueueMachine recovered = QueueMachine.recovered(new long[] {4, 5, 6}, new long[] {1_500, NEVER, 1_200});
+        recovered.advance(1_300, effects);
+        assertThat(effects.expired).containsExactly(6L);
+        recovered.advance(1_500, effects);
+        assertThat(effects.expired).containsExactly(6L, 4L);
+        assertThat(recovered.readyCount()).isEqualTo(1);
+        assertThat(recovered.expiringCount()).isZero();
+    }
+
+    @Test
+    void shouldKeepNothingForMessagesThatNeverExpire() {
+        for (long offset = 0; offset < 10_000; offset++) {
+            queue.enqueue(offset, NEVER, effects);
+        }
+        queue.consume(C1, 0, true, false, effects);
+        assertThat(queue.expiringCount()).isZero();
+        assertThat(effects.settled).hasSize(10_000);
+    }
+
+    private enum QueueEffectsNone implements QueueEffects {
+        INSTANCE;
+
+        @Override
+        public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {}
+
+        @Override
+        public void settle(long offset) {}
+    }
+
+    static LongStream seeds() {
+        return LongStream.range(0, 200);
+    }
+
+    /**
+     * Random enqueues (some with a TTL, some of 0), clock steps, consumers with prefetch, acks, rejects with and
+     * without requeue, gets and purges, against a model of the queue: each message is ready, out, or gone (settled
+     * or expired), with its expiry time. After every step: nothing expired was handed out (but a TTL-0 message at its
+     * enqueue), nothing ready has expired, and the counts agree. At the end every message left exactly once.
+     */
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds")
+    void shouldAgreeWithAModelOfExpiry(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        QueueMachine machine = new QueueMachine();
+        machine.advance(0, QueueEffectsNone.INSTANCE);
+        TreeMap<Long, Long> ready = new TreeMap<>(); // offset -> expires at
+        Map<Long, Long> out = new HashMap<>();
+        Map<Long, Integer> left = new HashMap<>();
+        long[] now = {0};
+        long[] enqueuing = {-1};
+        java.util.function.LongConsumer handOut = offset -> {
+            Long expiresAt = ready.remove(offset);
+            assertThat(expiresAt).as("handed out %s, not ready", offset).isNotNull();
+            assertThat(expiresAt > now[0] || offset == enqueuing[0])
+                    .as("handed out %s expired at %s, now %s", offset, expiresAt, now[0])
+                    .isTrue();
+            assertThat(ready.headMap(offset)).as("the lowest ready first").isEmpty();
+            out.put(offset, expiresAt);
+        };
+        QueueEffects checking = new QueueEffects() {
+            @Override
+            public void deliver(ConsumerKey consumer, long offset, boolean redelivered) {
+                handOut.accept(offset);
+            }
+
+            @Override
+            public void settle(long offset) {
+                leave(offset);
+            }
+
+            @Override
+            public void expired(long offset) {
+                Long expiresAt = ready.get(offset);
+                assertThat(expiresAt).as("expired %s, not ready", offset).isNotNull();
+                assertThat(expiresAt).isLessThanOrEqualTo(now[0]);
+                leave(offset);
+            }
+
+            private void leave(long offset) {
+                left.merge(offset, 1, Integer::sum);
+                ready.remove(offset);
+                out.remove(offset);
+            }
+        };
+        long nextOffset = 0;
+        boolean consuming = false;
+        for (int step = 0; step < 400; step++) {
+            int op = random.nextInt(10);
+            if (op <= 2) {
+                long offset = nextOffset++;
+                long expiresAt = switch (random.nextInt(4)) {
+                    case 0 -> NEVER;
+                    case 1 -> now[0] - random.nextInt(3); // a TTL of 0, accepted a little before the commit
+                    default -> now[0] + random.nextInt(60);
+                };
+                ready.put(offset, expiresAt);
+                enqueuing[0] = offset;
+                machine.enqueue(offset, expiresAt, checking);
+                enqueuing[0] = -1;
+            } else if (op == 3) {
+                now[0] += random.nextInt(30);
+                machine.advance(now[0], checking);
+            } else if (op == 4) {
+                if (consuming) {
+                    machine.cancel(C1);
+                } else {
+                    machine.consume(C1, 1 + random.nextInt(3), false, false, checking);
+                }
+                consuming = !consuming;
+            } else if (op <= 7 && !out.isEmpty()) {
+                long offset = out.keySet().stream().sorted().toList().get(random.nextInt(out.size()));
+                switch (random.nextInt(3)) {
+                    case 0 -> machine.ack(offset, checking);
+                    case 1 -> machine.reject(offset, false, checking);
+                    default -> {
+                        ready.put(offset, out.remove(offset));
+                        machine.reject(offset, true, checking);
+                    }
+                }
+            } else if (op == 8) {
+                machine.get(false, checking).ifPresent(taken -> handOut.accept(taken.offset()));
+            } else if (random.nextInt(10) == 0) {
+                machine.purge(checking);
+            }
+            assertThat(ready.entrySet().stream().filter(e -> e.getValue() <= now[0]))
+                    .as("ready and expired at %s", now[0])
+                    .isEmpty();
+            assertThat(machine.readyCount()).isEqualTo(ready.size());
+            assertThat(machine.unackedCount()).isEqualTo(out.size());
+        }
+        if (consuming) {
+            machine.cancel(C1);
+        }
+        for (long offset : out.keySet().stream().sorted().toList()) {
+            ready.put(offset, out.remove(offset));
+            machine.requeue(new long[] {offset}, checking);
+        }
+        now[0] = NEVER - 1;
+        machine.advance(now[0], checking);
+        machine.purge(checking);
+        for (long offset = 0; offset < nextOffset; offset++) {
+            assertThat(left.get(offset)).as("message %s left once", offset).isEqualTo(1);
+        }
+        assertThat(machine.expiringCount()).isZero();
+        assertThat(machine.lowestUnsettled()).isEqualTo(Long.MAX_VALUE);
+    }
+}
