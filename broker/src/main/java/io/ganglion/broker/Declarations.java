@@ -186,6 +186,9 @@ final class Declarations {
         if (type == QueueType.STREAM) {
             StreamArguments.check(args, name, vhost);
         }
+        if (current.queue(name).isEmpty()) {
+            QueueArguments.refuseUnenforced(args, name, vhost); // a redeclare answers as to its equivalence first
+        }
         boolean replicate = membership.replicates()
                 && (type == QueueType.QUORUM || type == QueueType.STREAM || args.containsKey("x-copies"));
         if ((replicate || type == QueueType.STREAM)

@@ -71,16 +71,25 @@ final class MessageRecord {
      * was checked when the message was published; reads the properties only when the header's flags hold one.
      */
     static long expirationMs(ByteBuffer payload) {
-        int at = payload.position() + 1;
-        at += 1 + (payload.get(at) & 0xFF); // exchange
-        at += 1 + (payload.get(at) & 0xFF); // routing key
-        int headerLength = payload.getInt(at);
-        ByteBuffer header = payload.slice(at + Integer.BYTES, headerLength);
+        ByteBuffer header = header(payload);
         if ((ContentHeaderCodec.propertyFlags(header) & FrameDescriptor.FLAG_EXPIRATION) == 0) {
             return -1;
         }
         String expiration = ContentHeaderCodec.properties(header).expiration();
         return expiration == null ? -1 : Long.parseLong(expiration);
+    }
+
+    /** The size of the message's body, as its content header gives it. */
+    static long bodySize(ByteBuffer payload) {
+        return ContentHeaderCodec.bodySize(header(payload));
+    }
+
+    /** The content header payload of a message record, a view of it. */
+    private static ByteBuffer header(ByteBuffer payload) {
+        int at = payload.position() + 1;
+        at += 1 + (payload.get(at) & 0xFF); // exchange
+        at += 1 + (payload.get(at) & 0xFF); // routing key
+        return payload.slice(at + Integer.BYTES, payload.getInt(at));
     }
 
     private static String shortString(ByteBuffer in) {

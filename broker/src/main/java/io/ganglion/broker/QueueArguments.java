@@ -6,6 +6,8 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -55,6 +57,33 @@ final class QueueArguments {
                 throw checker.invalid("x-dead-letter-routing-key", "routing_key_but_no_dlx_defined");
             }
         }
+    }
+
+    /**
+     * Refuses, for a new queue, the arguments RabbitMQ takes that Ganglion does not enforce (docs/queues.md, "Queue
+     * arguments"): a queue declared with one would behave otherwise than its application expects.
+     */
+    static void refuseUnenforced(Map<String, Object> args, String queue, String vhost) {
+        String what = ResourceName.queue(vhost, queue);
+        for (String name : List.of("x-expires", "x-dead-letter-exchange", "x-dead-letter-routing-key")) {
+            if (args.containsKey(name)) {
+                throw unenforced(name, what);
+            }
+        }
+        Object overflow = args.get("x-overflow");
+        if (overflow != null && !"drop-head".equals(overflow)) {
+            throw unenforced("x-overflow", what);
+        }
+        if (args.get("x-max-priority") instanceof Number priority && priority.longValue() > 0) {
+            throw unenforced("x-max-priority", what);
+        }
+        if (Boolean.TRUE.equals(args.get("x-single-active-consumer"))) {
+            throw unenforced("x-single-active-consumer", what);
+        }
+    }
+
+    private static BrokerFailure unenforced(String name, String what) {
+        return failure("invalid arg '" + name + "' for " + what + ": not supported by Ganglion");
     }
 
     /** Checks a consumer's arguments ({@code x-priority}) on {@code queue} in {@code vhost}. */

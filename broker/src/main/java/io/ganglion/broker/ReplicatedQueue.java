@@ -122,6 +122,13 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The queue's message TTL ({@code x-message-ttl}) in ms, -1 for none. */
     private final long messageTtlMs;
 
+    /** The queue's length limits, dropping from the head ({@code x-overflow} drop-head, the default). */
+    private final QueueMachine.Limits limits;
+
+    private static long longArgument(QueueDef def, String name) {
+        return def.arguments().get(name) instanceof Number number ? number.longValue() : -1;
+    }
+
     /** How often an active queue checks the owner lease, to hold or resume deliveries. */
     private static final long GATE_EVERY_MS = 20;
     /** Settlements wait at most this long, or until this many gather, before one settle record is written. */
@@ -142,7 +149,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.publisher = publisher;
         this.stream = def.type() == QueueType.STREAM;
         this.retention = StreamArguments.Retention.of(def.arguments());
-        this.messageTtlMs = def.arguments().get("x-message-ttl") instanceof Number ttl ? ttl.longValue() : -1;
+        this.messageTtlMs = longArgument(def, "x-message-ttl");
+        this.limits =
+                new QueueMachine.Limits(longArgument(def, "x-max-length"), longArgument(def, "x-max-length-bytes"));
         this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
         this.owner = new QueueOwner(new OwnerHost(), this);
     }
@@ -365,6 +374,16 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 ttl = own;
             }
             return ttl < 0 ? QueueMachine.NEVER : message.timestampMs() + ttl;
+        }
+
+        @Override
+        public QueueMachine.Limits limits() {
+            return limits;
+        }
+
+        @Override
+        public long bodySize(Record.Message message) {
+            return MessageRecord.bodySize(message.body());
         }
     }
 

@@ -309,6 +309,38 @@ class ProtocolIT {
     }
 
     @Test
+    void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
+        List<Map<String, Object>> unenforced = List.of(
+                Map.of("x-expires", 1000),
+                Map.of("x-dead-letter-exchange", "dlx"),
+                Map.of("x-overflow", "reject-publish"),
+                Map.of("x-overflow", "reject-publish-dlx"),
+                Map.of("x-max-priority", 5),
+                Map.of("x-single-active-consumer", true));
+        try (Connection connection = broker.connect()) {
+            for (Map<String, Object> args : unenforced) {
+                Channel channel = connection.createChannel();
+                String name = args.keySet().iterator().next();
+                assertThatThrownBy(() -> channel.queueDeclare("unenforced.q", true, false, false, args))
+                        .as("%s", args)
+                        .satisfies(e -> assertThat(replyCode(e)).isEqualTo(406))
+                        .hasStackTraceContaining("invalid arg '" + name
+                                + "' for queue 'unenforced.q' in vhost '/': not supported by Ganglion");
+            }
+            Channel channel = connection.createChannel();
+            channel.queueDeclare(
+                    "enforced.q",
+                    true,
+                    false,
+                    false,
+                    Map.of("x-overflow", "drop-head", "x-max-priority", 0, "x-single-active-consumer", false));
+            channel.queueDelete("enforced.q");
+            assertThatThrownBy(() -> connection.createChannel().queueDeclarePassive("unenforced.q"))
+                    .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
+        }
+    }
+
+    @Test
     void shouldRefuseInvalidQueueArgumentValuesAsRabbitMqDoes() throws Exception {
         Map<Map<String, Object>, String> cases = new java.util.LinkedHashMap<>();
         cases.put(

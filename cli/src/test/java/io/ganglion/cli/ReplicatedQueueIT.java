@@ -10,8 +10,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import io.ganglion.testing.ClusterTest;
+import io.ganglion.testing.Poll;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -558,6 +561,60 @@ class ReplicatedQueueIT {
      * Whether {@code follower} counts for the queue again, as its owner shows it: a follower, no learner left, and its
      * durable offset at the commit.
      */
+    /**
+     * Message TTL across a kill -9 of the owner: the new owner expires each message at the time it was first admitted
+     * (the owner's time kept in every copy), not later and not earlier, and nothing confirmed is gone before its time.
+     */
+    @Test
+    void shouldExpireMessagesAtTheirFirstAdmissionTimeAfterTheOwnerIsKilled() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("expiring", Map.of("x-queue-type", "quorum", "x-message-ttl", 8_000));
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild client = other(owner);
+        long published;
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.confirmSelect();
+            published = System.currentTimeMillis();
+            for (int i = 0; i < 100; i++) {
+                channel.basicPublish("", "expiring", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            channel.basicPublish(
+                    "",
+                    "expiring",
+                    new AMQP.BasicProperties.Builder().expiration("1").build(),
+                    "short".getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirmsOrDie(10_000);
+        }
+        owner.kill();
+        JsonNode recovered = awaitQueue(
+                client,
+                "expiring",
+                q -> q.path("active").asBoolean() && !q.path("owner").asText().equals(owner.nodeId()));
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            Poll.until(
+                    Duration.ofSeconds(20),
+                    () -> channel.queueDeclarePassive("expiring").getMessageCount() == 100,
+                    () -> "the short one expired, the others kept");
+            assertThat(System.currentTimeMillis() - published)
+                    .as("all 100 still there, before their time")
+                    .isLessThan(7_900);
+            Poll.until(
+                    Duration.ofSeconds(20),
+                    () -> channel.queueDeclarePassive("expiring").getMessageCount() == 0,
+                    () -> "expired on the new owner");
+            long gone = System.currentTimeMillis() - published;
+            assertThat(gone)
+                    .as("from the first admission, not the new owner's start")
+                    .isBetween(7_900L, 10_000L);
+            assertThat(channel.basicGet("expiring", true)).isNull();
+            System.out.println("TTL across an owner kill: recovered in epoch "
+                    + recovered.path("epoch").asLong() + ", 100 messages of TTL 8 s gone " + gone
+                    + " ms after their publish");
+        }
+    }
+
     private static boolean countsAgain(JsonNode queue, BrokerChild follower) {
         JsonNode status = queue.path("owner_status");
         return followers(queue).contains(follower.nodeId())

@@ -15,4 +15,9 @@ public interface QueueEffects {
     default void expired(long offset) {
         settle(offset);
     }
+
+    /** The message at {@code offset} was dropped from the head over a length limit: it leaves as settled. */
+    default void dropped(long offset) {
+        settle(offset);
+    }
 }

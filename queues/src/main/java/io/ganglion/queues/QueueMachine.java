@@ -30,6 +30,11 @@ import org.agrona.collections.LongHashSet;
  * and expires otherwise. Expiry times sit in an {@link ExpiryHeap}; a queue whose messages never expire keeps nothing
  * for them.
  *
+ * <p>Length limits ({@link #limit}): after each enqueue, while more messages are ready than the limit, or their bodies
+ * take more bytes, the oldest ready message is dropped ({@link QueueEffects#dropped}), as RabbitMQ's {@code drop-head}
+ * does. Only ready messages count; the ones out with consumers do not. Body sizes are kept only while a byte limit is
+ * set.
+ *
  * <p>Not thread-safe: one queue lives on one shard, and only that shard's thread calls it.
  */
 public final class QueueMachine {
@@ -57,6 +62,13 @@ public final class QueueMachine {
     /** Messages expired while in {@code fresh} behind others, dropped when they reach its head. */
     private final LongHashSet expiredFresh = new LongHashSet();
 
+    private final long maxReady;
+    private final long maxReadyBytes;
+    /** Body sizes of the messages not settled, kept while a byte limit is set. */
+    private final Long2LongHashMap bodyBytes = new Long2LongHashMap(-1);
+
+    private long readyBytes;
+
     private static final class ConsumerState {
         final int prefetch;
         final boolean noAck;
@@ -72,29 +84,56 @@ public final class QueueMachine {
         }
     }
 
-    /** An empty queue. */
-    public QueueMachine() {}
+    /**
+     * A queue's length limits: at most {@code maxReady} ready messages ({@code x-max-length}) and {@code
+     * maxReadyBytes} bytes of their bodies ({@code x-max-length-bytes}); -1 for no limit.
+     */
+    public record Limits(long maxReady, long maxReadyBytes) {
+        public static final Limits NONE = new Limits(-1, -1);
+
+        /** Whether body sizes count (a byte limit is set). */
+        public boolean countsBytes() {
+            return maxReadyBytes >= 0;
+        }
+    }
+
+    /** An empty queue without limits. */
+    public QueueMachine() {
+        this(Limits.NONE);
+    }
+
+    /** An empty queue with {@code limits}. */
+    public QueueMachine(Limits limits) {
+        this.maxReady = limits.maxReady();
+        this.maxReadyBytes = limits.maxReadyBytes();
+    }
 
     /**
      * A queue recovered from its log: {@code unsettled} are the offsets of messages not settled, in order. They all
      * count as redelivered, since they may have been delivered before.
      */
     public static QueueMachine recovered(long[] unsettled) {
-        return recovered(unsettled, null);
+        return recovered(unsettled, null, null, Limits.NONE);
     }
 
     /**
-     * A queue recovered from its log, as {@link #recovered(long[])}, each message with its expiry time ({@code
-     * expiresAtMs[i]} for {@code unsettled[i]}; null: none expires).
+     * A queue with {@code limits} recovered from its log, as {@link #recovered(long[])}, each message with its expiry
+     * time ({@code expiresAtMs[i]} for {@code unsettled[i]}; null: none expires) and its body size ({@code
+     * bodySizes}, read only when a byte limit is set). The limits apply at the next enqueue.
      */
-    public static QueueMachine recovered(long[] unsettled, long[] expiresAtMs) {
-        QueueMachine queue = new QueueMachine();
-        if (expiresAtMs != null) {
-            if (expiresAtMs.length != unsettled.length) {
-                throw new IllegalArgumentException("one expiry time per offset");
-            }
-            for (int i = 0; i < unsettled.length; i++) {
+    public static QueueMachine recovered(long[] unsettled, long[] expiresAtMs, long[] bodySizes, Limits limits) {
+        QueueMachine queue = new QueueMachine(limits);
+        if ((expiresAtMs != null && expiresAtMs.length != unsettled.length)
+                || (limits.countsBytes() && (bodySizes == null || bodySizes.length != unsettled.length))) {
+            throw new IllegalArgumentException("one expiry time and one body size per offset");
+        }
+        for (int i = 0; i < unsettled.length; i++) {
+            if (expiresAtMs != null) {
                 queue.expireAt(unsettled[i], expiresAtMs[i]);
+            }
+            if (limits.countsBytes()) {
+                queue.bodyBytes.put(unsettled[i], bodySizes[i]);
+                queue.readyBytes += bodySizes[i];
             }
         }
         long last = Long.MIN_VALUE;
@@ -177,10 +216,40 @@ public final class QueueMachine {
      * offsets only grow. It may go to a consumer now even if its time has come (a TTL of 0), else it expires.
      */
     public void enqueue(long offset, long expiresAtMs, QueueEffects effects) {
+        enqueue(offset, expiresAtMs, 0, effects);
+    }
+
+    /**
+     * A committed message of {@code bodySize} body bytes is in the queue at {@code offset}, expiring at {@code
+     * expiresAtMs}: as {@link #enqueue(long, long, QueueEffects)}, then the oldest ready messages go while the queue
+     * is over its length limits.
+     */
+    public void enqueue(long offset, long expiresAtMs, long bodySize, QueueEffects effects) {
         fresh.addLong(offset);
         expireAt(offset, expiresAtMs);
+        if (maxReadyBytes >= 0) {
+            bodyBytes.put(offset, bodySize);
+            readyBytes += bodySize;
+        }
         deliverReady(effects);
         expireDue(effects);
+        dropOverLimit(effects);
+    }
+
+    /** Body bytes of the ready messages, counted while a byte limit is set (0 otherwise). */
+    public long readyBytes() {
+        return readyBytes;
+    }
+
+    private void dropOverLimit(QueueEffects effects) {
+        while (readyCount() > 0
+                && ((maxReady >= 0 && readyCount() > maxReady) || (maxReadyBytes >= 0 && readyBytes > maxReadyBytes))) {
+            long offset = takeReady();
+            everReturned.remove(offset);
+            expiries.remove(offset);
+            bodyBytes.remove(offset);
+            effects.dropped(offset);
+        }
     }
 
     /**
@@ -217,6 +286,7 @@ public final class QueueMachine {
             }
             expiries.remove(offset);
             everReturned.remove(offset);
+            readyBytes -= Math.max(0, bodyBytes.remove(offset));
             if (!returned.remove(offset)) {
                 expiredFresh.add(offset);
                 dropExpiredHead();
@@ -365,6 +435,7 @@ public final class QueueMachine {
     private void returnToReady(long offset) {
         returned.add(offset);
         everReturned.add(offset);
+        readyBytes += Math.max(0, bodyBytes.get(offset));
         long expiresAtMs = expiries.get(offset);
         if (expiresAtMs != NEVER) {
             expiryOrder.push(expiresAtMs, offset); // its entry was skipped while it was out
@@ -374,6 +445,7 @@ public final class QueueMachine {
     private void settle(long offset, QueueEffects effects) {
         everReturned.remove(offset);
         expiries.remove(offset);
+        bodyBytes.remove(offset);
         effects.settle(offset);
     }
 
@@ -385,11 +457,14 @@ public final class QueueMachine {
     }
 
     private long takeReady() {
+        long offset;
         if (!returned.isEmpty()) {
-            return returned.pollFirst();
+            offset = returned.pollFirst();
+        } else {
+            offset = fresh.pollLong();
+            dropExpiredHead();
         }
-        long offset = fresh.pollLong();
-        dropExpiredHead();
+        readyBytes -= Math.max(0, bodyBytes.get(offset));
         return offset;
     }
 

@@ -9,11 +9,14 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
 import java.util.stream.LongStream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.junit.jupiter.api.Test;
 
-/** Message TTL in the queue machine: expired messages are never handed out, and leave once their time comes. */
+/**
+ * Message TTL and length limits in the queue machine: expired messages are never handed out and leave once their time
+ * comes; over a limit the oldest ready messages go.
+ */
 class QueueExpiryTest {
     private static final ConsumerKey C1 = new ConsumerKey(1, "c1");
     private static final long NEVER = QueueMachine.NEVER;
@@ -41,6 +44,48 @@ class QueueExpiryTest {
         public void expired(long offset) {
             expired.add(offset);
         }
+
+        final List<Long> dropped = new ArrayList<>();
+
+        @Override
+        public void dropped(long offset) {
+            dropped.add(offset);
+        }
+    }
+
+    @Test
+    void shouldDropTheOldestReadyMessagesOverTheLengthLimitButNotTheOnesOut() {
+        QueueMachine limited = new QueueMachine(new QueueMachine.Limits(2, -1));
+        limited.consume(C1, 1, false, false, effects);
+        for (long offset = 1; offset <= 5; offset++) {
+            limited.enqueue(offset, NEVER, 10, effects);
+        }
+        assertThat(effects.delivered).containsExactly(1L); // out with the consumer: not counted
+        assertThat(effects.dropped).containsExactly(2L, 3L);
+        assertThat(limited.readyCount()).isEqualTo(2);
+        limited.cancel(C1);
+        limited.requeue(new long[] {1}, effects); // back over the limit: the limit applies at the next enqueue
+        assertThat(limited.readyCount()).isEqualTo(3);
+        limited.enqueue(6, NEVER, 10, effects);
+        assertThat(effects.dropped).containsExactly(2L, 3L, 1L, 4L);
+    }
+
+    @Test
+    void shouldDropByBodyBytesAndKeepCountingThemThroughDeliveriesAndReturns() {
+        QueueMachine limited = new QueueMachine(new QueueMachine.Limits(-1, 100));
+        limited.enqueue(1, NEVER, 60, effects);
+        limited.enqueue(2, NEVER, 40, effects);
+        assertThat(limited.readyBytes()).isEqualTo(100);
+        assertThat(effects.dropped).isEmpty();
+        limited.enqueue(3, NEVER, 1, effects);
+        assertThat(effects.dropped).containsExactly(1L);
+        assertThat(limited.readyBytes()).isEqualTo(41);
+        QueueMachine.Taken taken = limited.get(false, effects).orElseThrow();
+        assertThat(limited.readyBytes()).isEqualTo(1);
+        limited.reject(taken.offset(), true, effects);
+        assertThat(limited.readyBytes()).isEqualTo(41);
+        limited.purge(effects);
+        assertThat(limited.readyBytes()).isZero();
     }
 
     @Test
@@ -87,7 +132,8 @@ class QueueExpiryTest {
 
     @Test
     void shouldRecoverMessagesWithTheirExpiryTimes() {
-        QueueMachine recovered = QueueMachine.recovered(new long[] {4, 5, 6}, new long[] {1_500, NEVER, 1_200});
+        QueueMachine recovered = QueueMachine.recovered(
+                new long[] {4, 5, 6}, new long[] {1_500, NEVER, 1_200}, null, QueueMachine.Limits.NONE);
         recovered.advance(1_300, effects);
         assertThat(effects.expired).containsExactly(6L);
         recovered.advance(1_500, effects);
@@ -130,8 +176,11 @@ class QueueExpiryTest {
     @MethodSource("seeds")
     void shouldAgreeWithAModelOfExpiry(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
-        QueueMachine machine = new QueueMachine();
+        long maxReady = random.nextBoolean() ? -1 : 1 + random.nextInt(8);
+        long maxBytes = random.nextBoolean() ? -1 : 10 + random.nextInt(90);
+        QueueMachine machine = new QueueMachine(new QueueMachine.Limits(maxReady, maxBytes));
         machine.advance(0, QueueEffectsNone.INSTANCE);
+        Map<Long, Long> sizes = new HashMap<>();
         TreeMap<Long, Long> ready = new TreeMap<>(); // offset -> expires at
         Map<Long, Long> out = new HashMap<>();
         Map<Long, Integer> left = new HashMap<>();
@@ -165,6 +214,16 @@ class QueueExpiryTest {
                 leave(offset);
             }
 
+            @Override
+            public void dropped(long offset) {
+                assertThat(ready.firstKey()).as("the oldest ready goes").isEqualTo(offset);
+                long bytes = ready.keySet().stream().mapToLong(sizes::get).sum();
+                assertThat((maxReady >= 0 && ready.size() > maxReady) || (maxBytes >= 0 && bytes > maxBytes))
+                        .as("over a limit when %s is dropped", offset)
+                        .isTrue();
+                leave(offset);
+            }
+
             private void leave(long offset) {
                 left.merge(offset, 1, Integer::sum);
                 ready.remove(offset);
@@ -182,10 +241,19 @@ class QueueExpiryTest {
                     case 1 -> now[0] - random.nextInt(3); // a TTL of 0, accepted a little before the commit
                     default -> now[0] + random.nextInt(60);
                 };
+                long size = random.nextInt(30);
+                sizes.put(offset, size);
                 ready.put(offset, expiresAt);
                 enqueuing[0] = offset;
-                machine.enqueue(offset, expiresAt, checking);
+                machine.enqueue(offset, expiresAt, size, checking);
                 enqueuing[0] = -1;
+                long bytes = ready.keySet().stream().mapToLong(sizes::get).sum();
+                assertThat(maxReady < 0 || ready.size() <= maxReady)
+                        .as("within the length limit")
+                        .isTrue();
+                assertThat(maxBytes < 0 || bytes <= maxBytes)
+                        .as("within the byte limit")
+                        .isTrue();
             } else if (op == 3) {
                 now[0] += random.nextInt(30);
                 machine.advance(now[0], checking);
@@ -215,6 +283,10 @@ class QueueExpiryTest {
                     .as("ready and expired at %s", now[0])
                     .isEmpty();
             assertThat(machine.readyCount()).isEqualTo(ready.size());
+            if (maxBytes >= 0) {
+                assertThat(machine.readyBytes())
+                        .isEqualTo(ready.keySet().stream().mapToLong(sizes::get).sum());
+            }
             assertThat(machine.unackedCount()).isEqualTo(out.size());
         }
         if (consuming) {

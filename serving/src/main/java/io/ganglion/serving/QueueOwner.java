@@ -90,6 +90,16 @@ public final class QueueOwner {
         default long expiresAtMs(Record.Message message) {
             return QueueMachine.NEVER;
         }
+
+        /** The queue's length limits ({@code x-max-length}, {@code x-max-length-bytes}), read at each rebuild. */
+        default QueueMachine.Limits limits() {
+            return QueueMachine.Limits.NONE;
+        }
+
+        /** The size of {@code message}'s body as the publisher sent it (what a byte limit counts). */
+        default long bodySize(Record.Message message) {
+            return 0;
+        }
     }
 
     private final Host host;
@@ -98,6 +108,9 @@ public final class QueueOwner {
     private QueueMachine machine;
     private Epoch epoch;
     private long enqueuedUpTo = -1;
+    /** Whether the machine served counts body bytes (its queue has a byte limit). */
+    private boolean countsBytes;
+
     private long lowWaterCandidate = -1;
     private long lowWaterNeedsCommit = Long.MAX_VALUE;
     private long lowWaterReported;
@@ -162,7 +175,8 @@ public final class QueueOwner {
             gate(nowMs);
             for (Record record : host.read(enqueuedUpTo + 1, upTo)) {
                 if (record instanceof Record.Message message) {
-                    machine.enqueue(message.offset(), host.expiresAtMs(message), effects);
+                    long size = countsBytes ? host.bodySize(message) : 0;
+                    machine.enqueue(message.offset(), host.expiresAtMs(message), size, effects);
                 }
             }
             enqueuedUpTo = upTo;
@@ -197,14 +211,17 @@ public final class QueueOwner {
 
     private void rebuild(Epoch owned, long upTo, long nowMs) throws IOException {
         // from the logical start, not the file's: what lies before it is settled
+        QueueMachine.Limits limits = host.limits();
         LongArrayList messages = new LongArrayList();
         LongArrayList expiries = new LongArrayList();
+        LongArrayList sizes = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         for (Record record : host.read(host.start(), upTo)) {
             switch (record) {
                 case Record.Message message -> {
                     messages.addLong(message.offset());
                     expiries.addLong(host.expiresAtMs(message));
+                    sizes.addLong(limits.countsBytes() ? host.bodySize(message) : 0);
                 }
                 case Record.Settle settle -> {
                     for (long offset : settle.settled()) {
@@ -216,13 +233,17 @@ public final class QueueOwner {
         }
         LongArrayList unsettled = new LongArrayList();
         LongArrayList unsettledExpiries = new LongArrayList();
+        LongArrayList unsettledSizes = new LongArrayList();
         for (int i = 0; i < messages.size(); i++) {
             if (!settled.contains(messages.getLong(i))) {
                 unsettled.addLong(messages.getLong(i));
                 unsettledExpiries.addLong(expiries.getLong(i));
+                unsettledSizes.addLong(sizes.getLong(i));
             }
         }
-        machine = QueueMachine.recovered(unsettled.toLongArray(), unsettledExpiries.toLongArray());
+        machine = QueueMachine.recovered(
+                unsettled.toLongArray(), unsettledExpiries.toLongArray(), unsettledSizes.toLongArray(), limits);
+        countsBytes = limits.countsBytes();
         machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
         epoch = owned;
         enqueuedUpTo = upTo;

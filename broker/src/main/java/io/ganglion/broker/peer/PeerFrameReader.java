@@ -345,8 +345,7 @@ final class PeerFrameReader {
             records.add(
                     switch (kind) {
                         case PeerFrameDescriptor.RECORD_EPOCH_START -> new Record.EpochStart(epoch, offset);
-                        case PeerFrameDescriptor.RECORD_MESSAGE ->
-                            readMessage(body, epoch, offset);
+                        case PeerFrameDescriptor.RECORD_MESSAGE -> readMessage(body, epoch, offset);
                         case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readSettled(body));
                         default -> throw unknownKind("record", kind);
                     });
