@@ -89,9 +89,8 @@ public final class Broker implements AutoCloseable {
         ServerInfo info = new ServerInfo("Ganglion", VERSION, "Java " + Runtime.version(), config.clusterName());
         Shard.Group shardGroup =
                 new Shard.Group(Math.max(1, Runtime.getRuntime().availableProcessors()));
-        Core core = config.clustered()
-                ? startClustered(config, clock, storage, incarnation, info, shardGroup)
-                : startSingle(config, clock, storage, incarnation, info, shardGroup);
+        Parts parts = new Parts(config, clock, storage, incarnation, info, shardGroup);
+        Core core = config.clustered() ? startClustered(parts) : startSingle(parts);
         AutoCloseable amqp = AmqpListener.start(config, core.backend(), shardGroup.eventLoops());
         AdminHttp http = AdminHttp.start(
                 config.amqpHost(),
@@ -124,40 +123,40 @@ public final class Broker implements AutoCloseable {
     /** What {@link #start} builds before the listeners; {@code cluster} and {@code router} are null unclustered. */
     private record Core(MetadataLog metadata, ClusterNode cluster, ReplicationRouter router, LocalBackend backend) {}
 
-    /** One broker alone: the metadata log in a file, no peers. */
-    private static Core startSingle(
+    /** What both kinds of start are given. */
+    private record Parts(
             BrokerConfig config,
             Clock clock,
             Storage storage,
             Incarnation incarnation,
             ServerInfo info,
-            Shard.Group shardGroup)
-            throws IOException {
-        MetadataLog metadata = FileMetadataLog.open(config.dataDir().resolve("metadata"));
-        bootstrap(metadata, config);
+            Shard.Group shardGroup) {
+        /** The broker's backend over {@code metadata}; {@code home} is this broker's node id, "" alone. */
+        LocalBackend backend(MetadataLog metadata, String home) {
+            return new LocalBackend(
+                    info,
+                    metadata,
+                    storage,
+                    shardGroup.shards(),
+                    home,
+                    ReplicationContext.withDefaults(new NodeId(config.nodeId()), incarnation, clock::millis));
+        }
+    }
+
+    /** One broker alone: the metadata log in a file, no peers. */
+    private static Core startSingle(Parts parts) throws IOException {
+        MetadataLog metadata = FileMetadataLog.open(parts.config().dataDir().resolve("metadata"));
+        bootstrap(metadata, parts.config());
         dropTransient(metadata);
-        LocalBackend backend = new LocalBackend(
-                info,
-                metadata,
-                storage,
-                shardGroup.shards(),
-                "",
-                ReplicationContext.withDefaults(new NodeId(config.nodeId()), incarnation, clock::millis));
-        return new Core(metadata, null, null, backend);
+        return new Core(metadata, null, null, parts.backend(metadata, ""));
     }
 
     /**
      * A cluster member: the Ratis metadata log, the replication router and the cluster node with its peer link. On a
      * failure closes what it started, and the shards and storage too, then rethrows.
      */
-    private static Core startClustered(
-            BrokerConfig config,
-            Clock clock,
-            Storage storage,
-            Incarnation incarnation,
-            ServerInfo info,
-            Shard.Group shardGroup)
-            throws IOException {
+    private static Core startClustered(Parts parts) throws IOException {
+        BrokerConfig config = parts.config();
         RatisLogConfig ratis = ratisConfig(config);
         if (config.metadataWarmup()) {
             LeaderPathWarmup.run(config.dataDir().resolve("metadata-warmup"), ratis, java.time.Duration.ofSeconds(10));
@@ -166,13 +165,7 @@ public final class Broker implements AutoCloseable {
         ClusterNode cluster = null;
         ReplicationRouter router = null;
         try {
-            LocalBackend backend = new LocalBackend(
-                    info,
-                    metadata,
-                    storage,
-                    shardGroup.shards(),
-                    config.nodeId(),
-                    ReplicationContext.withDefaults(new NodeId(config.nodeId()), incarnation, clock::millis));
+            LocalBackend backend = parts.backend(metadata, config.nodeId());
             RemoteQueues remote = backend.remote().orElseThrow();
             AtomicReference<PeerLink> link = new AtomicReference<>();
             AtomicReference<ClusterNode> clusterRef = new AtomicReference<>();
@@ -183,9 +176,9 @@ public final class Broker implements AutoCloseable {
                     config.clusterName(),
                     config.self(),
                     config.seeds(),
-                    incarnation,
+                    parts.incarnation(),
                     metadata,
-                    clock,
+                    parts.clock(),
                     (from, message) -> {
                         if (!replication.onMessage(from, message)) {
                             remote.onMessage(from, message);
@@ -193,7 +186,7 @@ public final class Broker implements AutoCloseable {
                     },
                     remote::onDisconnected,
                     replication::requestRecovery,
-                    shardGroup.eventLoops());
+                    parts.shardGroup().eventLoops());
             link.set(cluster.link());
             clusterRef.set(cluster);
             remote.attach(cluster.link());
@@ -208,8 +201,8 @@ public final class Broker implements AutoCloseable {
                 router.close();
             }
             metadata.close();
-            shardGroup.close();
-            storage.close();
+            parts.shardGroup().close();
+            parts.storage().close();
             throw e;
         }
     }

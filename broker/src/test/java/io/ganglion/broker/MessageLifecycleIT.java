@@ -8,17 +8,18 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import io.ganglion.testing.Poll;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -26,43 +27,73 @@ import org.junit.jupiter.params.provider.ValueSource;
  * x-message-ttl} and the {@code expiration} property, a TTL of 0, a requeue keeping the original time, a restart
  * keeping it too; {@code x-max-length} and {@code x-max-length-bytes} dropping the oldest.
  */
+@ParameterizedClass
+@ValueSource(strings = {"classic", "quorum"})
 class MessageLifecycleIT {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
-    @TempDir
-    static Path dir;
+    @RegisterExtension
+    static final OneBroker broker = new OneBroker();
 
-    static TestBroker broker;
+    /** The queue type every case runs on. */
+    @Parameter
+    String type;
 
-    @BeforeAll
-    static void start() throws Exception {
-        broker = new TestBroker(dir.resolve("b"));
+    /** This case's connection, closed after it. */
+    private Connection connection;
+
+    @BeforeEach
+    void connect() throws Exception {
+        connection = broker.connect();
     }
 
-    @AfterAll
-    static void stop() {
-        broker.close();
+    @AfterEach
+    void close() throws Exception {
+        connection.close();
     }
 
-    private static Map<String, Object> args(String type, Object... pairs) {
+    /**
+     * A channel with confirms on, and {@code queue} declared durable, of this case's type, on it, with the
+     * arguments given as name, value pairs.
+     */
+    private Channel declared(String queue, Object... pairs) throws Exception {
         Map<String, Object> args = new HashMap<>();
         args.put("x-queue-type", type);
         for (int i = 0; i < pairs.length; i += 2) {
             args.put((String) pairs[i], pairs[i + 1]);
         }
-        return args;
+        Channel channel = connection.createChannel();
+        channel.queueDeclare(queue, true, false, false, args);
+        channel.confirmSelect();
+        return channel;
     }
 
     private static AMQP.BasicProperties expiring(String expiration) {
         return new AMQP.BasicProperties.Builder().expiration(expiration).build();
     }
 
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
-    }
-
     private static String text(GetResponse response) {
         return new String(response.getBody(), StandardCharsets.UTF_8);
+    }
+
+    /** Publishes each body to {@code queue} with {@code properties}, and waits for their confirms. */
+    private static void publish(Channel channel, String queue, AMQP.BasicProperties properties, String... bodies)
+            throws Exception {
+        for (String body : bodies) {
+            channel.basicPublish("", queue, properties, body.getBytes(StandardCharsets.UTF_8));
+        }
+        channel.waitForConfirmsOrDie(5_000);
+    }
+
+    private static void awaitReady(Channel channel, String queue, long count) {
+        Poll.until(
+                WAIT, () -> ready(channel, queue) == count, () -> "ready in " + queue + ": " + ready(channel, queue));
+    }
+
+    /** Waits for {@code queue} to count no ready message, then finds none to get either. */
+    private static void awaitNothingToGet(Channel channel, String queue) throws Exception {
+        awaitReady(channel, queue, 0);
+        assertThat(channel.basicGet(queue, true)).isNull();
     }
 
     private static long ready(Channel channel, String queue) {
@@ -73,148 +104,97 @@ class MessageLifecycleIT {
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldExpireMessagesAfterTheQueuesTtlAndNeverHandThemOut(String type) throws Exception {
+    @Test
+    void shouldExpireMessagesAfterTheQueuesTtlAndNeverHandThemOut() throws Exception {
         String queue = "ttl.queue." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-message-ttl", 300));
-            channel.confirmSelect();
-            for (int i = 0; i < 5; i++) {
-                channel.basicPublish("", queue, null, bytes("m" + i));
-            }
-            channel.waitForConfirmsOrDie(5_000);
-            assertThat(ready(channel, queue)).isEqualTo(5);
-            Poll.until(WAIT, () -> ready(channel, queue) == 0, () -> "messages left: " + ready(channel, queue));
-            assertThat(channel.basicGet(queue, true)).isNull();
-        }
+        Channel channel = declared(queue, "x-message-ttl", 300);
+        publish(channel, queue, null, "m0", "m1", "m2", "m3", "m4");
+        assertThat(ready(channel, queue)).isEqualTo(5);
+        awaitNothingToGet(channel, queue);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldExpireAMessageByItsOwnExpirationAheadOfOthersAndTakeTheLowerTtl(String type) throws Exception {
+    @Test
+    void shouldExpireAMessageByItsOwnExpirationAheadOfOthersAndTakeTheLowerTtl() throws Exception {
         String queue = "ttl.message." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-message-ttl", 60_000));
-            channel.confirmSelect();
-            channel.basicPublish("", queue, null, bytes("keeps"));
-            channel.basicPublish("", queue, expiring("200"), bytes("goes")); // lower than the queue's
-            channel.basicPublish("", queue, expiring("600000"), bytes("keeps too")); // the queue's 60 s applies
-            channel.waitForConfirmsOrDie(5_000);
-            Poll.until(WAIT, () -> ready(channel, queue) == 2, () -> "ready: " + ready(channel, queue));
-            assertThat(text(channel.basicGet(queue, true))).isEqualTo("keeps");
-            assertThat(text(channel.basicGet(queue, true))).isEqualTo("keeps too");
-        }
+        Channel channel = declared(queue, "x-message-ttl", 60_000);
+        publish(channel, queue, null, "keeps");
+        publish(channel, queue, expiring("200"), "goes"); // lower than the queue's
+        publish(channel, queue, expiring("600000"), "keeps too"); // the queue's 60 s applies
+        awaitReady(channel, queue, 2);
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("keeps");
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("keeps too");
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldDeliverAMessageWithATtlOfZeroOnlyToAWaitingConsumer(String type) throws Exception {
+    @Test
+    void shouldDeliverAMessageWithATtlOfZeroOnlyToAWaitingConsumer() throws Exception {
         String queue = "ttl.zero." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-message-ttl", 0));
-            channel.confirmSelect();
-            channel.basicPublish("", queue, null, bytes("nobody there"));
-            channel.waitForConfirmsOrDie(5_000);
-            Poll.until(WAIT, () -> ready(channel, queue) == 0, () -> "ready: " + ready(channel, queue));
+        Channel channel = declared(queue, "x-message-ttl", 0);
+        publish(channel, queue, null, "nobody there");
+        awaitReady(channel, queue, 0);
 
-            BlockingQueue<String> received = new LinkedBlockingQueue<>();
-            Channel consumer = connection.createChannel();
-            consumer.basicConsume(
-                    queue,
-                    true,
-                    (tag, delivery) -> received.add(new String(delivery.getBody(), StandardCharsets.UTF_8)),
-                    tag -> {});
-            channel.basicPublish("", queue, null, bytes("taken at once"));
-            channel.waitForConfirmsOrDie(5_000);
-            assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("taken at once");
-            assertThat(received).isEmpty();
-        }
+        BlockingQueue<String> received = new LinkedBlockingQueue<>();
+        connection
+                .createChannel()
+                .basicConsume(
+                        queue,
+                        true,
+                        (tag, delivery) -> received.add(new String(delivery.getBody(), StandardCharsets.UTF_8)),
+                        tag -> {});
+        publish(channel, queue, null, "taken at once");
+        assertThat(received.poll(10, TimeUnit.SECONDS)).isEqualTo("taken at once");
+        assertThat(received).isEmpty();
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldKeepTheOriginalExpiryOfARequeuedMessage(String type) throws Exception {
+    @Test
+    void shouldKeepTheOriginalExpiryOfARequeuedMessage() throws Exception {
         String queue = "ttl.requeue." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-message-ttl", 1_000));
-            channel.confirmSelect();
-            channel.basicPublish("", queue, null, bytes("held"));
-            channel.waitForConfirmsOrDie(5_000);
-            GetResponse held = channel.basicGet(queue, false);
-            assertThat(held).isNotNull();
-            Thread.sleep(1_300); // out with this channel past its time: it did not expire there
-            channel.basicReject(held.getEnvelope().getDeliveryTag(), true);
-            Poll.until(WAIT, () -> ready(channel, queue) == 0, () -> "ready: " + ready(channel, queue));
-            assertThat(channel.basicGet(queue, true)).isNull();
-        }
+        Channel channel = declared(queue, "x-message-ttl", 1_000);
+        publish(channel, queue, null, "held");
+        GetResponse held = channel.basicGet(queue, false);
+        assertThat(held).isNotNull();
+        Thread.sleep(1_300); // out with this channel past its time: it did not expire there
+        channel.basicReject(held.getEnvelope().getDeliveryTag(), true);
+        awaitNothingToGet(channel, queue);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldKeepAMessagesAdmissionTimeAcrossARestart(String type) throws Exception {
+    @Test
+    void shouldKeepAMessagesAdmissionTimeAcrossARestart() throws Exception {
         String queue = "ttl.restart." + type;
-        long published;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-message-ttl", 4_000));
-            channel.confirmSelect();
-            published = System.currentTimeMillis();
-            channel.basicPublish(
-                    "",
-                    queue,
-                    new AMQP.BasicProperties.Builder().deliveryMode(2).build(),
-                    bytes("m"));
-            channel.waitForConfirmsOrDie(5_000);
-        }
+        Channel channel = declared(queue, "x-message-ttl", 4_000);
+        long published = System.currentTimeMillis();
+        publish(
+                channel,
+                queue,
+                new AMQP.BasicProperties.Builder().deliveryMode(2).build(),
+                "m");
+        connection.close();
         broker.restart();
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            Poll.until(WAIT, () -> ready(channel, queue) == 0, () -> "ready: " + ready(channel, queue));
-            long gone = System.currentTimeMillis() - published;
-            // measured from the first admission, not from the restart: gone within a second of its 4 s
-            assertThat(gone).isBetween(3_900L, 5_500L);
-        }
+        connection = broker.connect();
+        Channel after = connection.createChannel();
+        awaitReady(after, queue, 0);
+        long gone = System.currentTimeMillis() - published;
+        // measured from the first admission, not from the restart: gone within a second or so of its 4 s
+        assertThat(gone).isBetween(3_900L, 5_500L);
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldDropTheOldestMessagesOverTheMaxLength(String type) throws Exception {
+    @Test
+    void shouldDropTheOldestMessagesOverTheMaxLength() throws Exception {
         String queue = "limit.length." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-max-length", 3));
-            channel.confirmSelect();
-            for (int i = 0; i < 5; i++) {
-                channel.basicPublish("", queue, null, bytes("m" + i));
-            }
-            channel.waitForConfirmsOrDie(5_000);
-            Poll.until(WAIT, () -> ready(channel, queue) == 3, () -> "ready: " + ready(channel, queue));
-            for (int i = 2; i < 5; i++) {
-                assertThat(text(channel.basicGet(queue, true))).isEqualTo("m" + i);
-            }
+        Channel channel = declared(queue, "x-max-length", 3);
+        publish(channel, queue, null, "m0", "m1", "m2", "m3", "m4");
+        awaitReady(channel, queue, 3);
+        for (int i = 2; i < 5; i++) {
+            assertThat(text(channel.basicGet(queue, true))).isEqualTo("m" + i);
         }
     }
 
-    @ParameterizedTest
-    @ValueSource(strings = {"classic", "quorum"})
-    void shouldDropTheOldestMessagesOverTheMaxLengthInBodyBytes(String type) throws Exception {
+    @Test
+    void shouldDropTheOldestMessagesOverTheMaxLengthInBodyBytes() throws Exception {
         String queue = "limit.bytes." + type;
-        try (Connection connection = broker.connect()) {
-            Channel channel = connection.createChannel();
-            channel.queueDeclare(queue, true, false, false, args(type, "x-max-length-bytes", 10));
-            channel.confirmSelect();
-            for (int i = 0; i < 4; i++) {
-                channel.basicPublish("", queue, null, bytes("abc" + i)); // 4 bytes each: two fit in 10
-            }
-            channel.waitForConfirmsOrDie(5_000);
-            Poll.until(WAIT, () -> ready(channel, queue) == 2, () -> "ready: " + ready(channel, queue));
-            assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc2");
-            assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc3");
-        }
+        Channel channel = declared(queue, "x-max-length-bytes", 10);
+        publish(channel, queue, null, "abc0", "abc1", "abc2", "abc3"); // 4 bytes each: two fit in 10
+        awaitReady(channel, queue, 2);
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc2");
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc3");
     }
 }

@@ -18,7 +18,6 @@ import io.ganglion.testing.OwnPublishes;
 import io.ganglion.testing.Poll;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -28,29 +27,15 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** One broker, the real RabbitMQ Java client, every part of the protocol surface a client relies on. */
 class ProtocolIT {
     private static final Duration WAIT = Duration.ofSeconds(10);
 
-    @TempDir
-    static Path dir;
-
-    static TestBroker broker;
-
-    @BeforeAll
-    static void start() throws Exception {
-        broker = new TestBroker(dir.resolve("b"));
-    }
-
-    @AfterAll
-    static void stop() {
-        broker.close();
-    }
+    @RegisterExtension
+    static final OneBroker broker = new OneBroker();
 
     private static byte[] bytes(String text) {
         return text.getBytes(StandardCharsets.UTF_8);

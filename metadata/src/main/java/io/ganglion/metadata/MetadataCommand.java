@@ -3,6 +3,7 @@ package io.ganglion.metadata;
 import io.ganglion.coordination.CoordinationCommand;
 import io.ganglion.queues.routing.Binding;
 import io.ganglion.queues.routing.Exchange;
+import java.util.List;
 import java.util.Objects;
 
 /** A change to the cluster's metadata, as the metadata log orders it. */
@@ -81,6 +82,16 @@ public sealed interface MetadataCommand {
             if (command instanceof Fenced) {
                 throw new IllegalArgumentException("a fenced command inside another");
             }
+        }
+
+        /**
+         * One controller tick's {@code commands} as one entry fenced by {@code leaderTerm}: a single command as it is,
+         * several as a {@link CoordinationCommand.Batch} applied all or nothing.
+         */
+        public static Fenced controllerEntry(long leaderTerm, List<CoordinationCommand> commands) {
+            CoordinationCommand entry =
+                    commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
+            return new Fenced(leaderTerm, new Coordination(entry));
         }
     }
 }

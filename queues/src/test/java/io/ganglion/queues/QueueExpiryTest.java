@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -162,10 +161,6 @@ class QueueExpiryTest {
         public void settle(long offset) {}
     }
 
-    static LongStream seeds() {
-        return LongStream.range(0, 200);
-    }
-
     /**
      * Random enqueues (some with a TTL, some of 0), clock steps, consumers with prefetch, acks, rejects with and
      * without requeue, gets and purges, against a model of the queue: each message is ready, out, or gone (settled
@@ -173,7 +168,7 @@ class QueueExpiryTest {
      * enqueue), nothing ready has expired, and the counts agree. At the end every message left exactly once.
      */
     @ParameterizedTest(name = "seed {0}")
-    @MethodSource("seeds")
+    @MethodSource("io.ganglion.queues.QueueMachineTest#seeds")
     void shouldAgreeWithAModelOfExpiry(long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         long maxReady = random.nextBoolean() ? -1 : 1 + random.nextInt(8);

@@ -238,14 +238,12 @@ final class SimController {
     }
 
     private void proposeAsOneEntry(List<CoordinationCommand> commands) {
-        CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
-        propose(new MetadataCommand.Fenced(leaderTerm, new MetadataCommand.Coordination(entry)))
-                .whenComplete((applied, failure) -> {
-                    if (!stopped) {
-                        core.completed(commands);
-                        kick();
-                    }
-                });
+        propose(MetadataCommand.Fenced.controllerEntry(leaderTerm, commands)).whenComplete((applied, failure) -> {
+            if (!stopped) {
+                core.completed(commands);
+                kick();
+            }
+        });
     }
 
     /** An injected bug's proposal, outside the core's bookkeeping. */

@@ -335,8 +335,8 @@ public final class Controller implements AutoCloseable {
      * the change never commits without them.
      */
     private CompletableFuture<Void> proposeAsOneEntry(List<CoordinationCommand> commands) {
-        CoordinationCommand entry = commands.size() == 1 ? commands.get(0) : new CoordinationCommand.Batch(commands);
-        return log.propose(new MetadataCommand.Fenced(leaderTerm, new MetadataCommand.Coordination(entry)))
+        MetadataCommand.Fenced entry = MetadataCommand.Fenced.controllerEntry(leaderTerm, commands);
+        return log.propose(entry)
                 .whenComplete((applied, failure) -> onThread(() -> core.completed(commands)))
                 .handle((applied, failure) -> {
                     if (failure != null) {
