@@ -739,7 +739,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
         long[] offsets = settles.toLongArray();
         settles.clear();
-        if (!closed && host != null && owner.serving() && owner.epoch().orElse(null) == settlesEpoch) {
+        if (!closed
+                && host != null
+                && owner.serving()
+                && java.util.Objects.equals(owner.epoch().orElse(null), settlesEpoch)) {
             host.deliver(new ReplicaEvent.SettleAdmitted(offsets));
         }
     }

@@ -39,4 +39,34 @@ class MessageRecordTest {
         assertThat(message.properties()).isEqualTo(PROPERTIES);
         assertThat(StandardCharsets.US_ASCII.decode(message.body()).toString()).isEqualTo("hello");
     }
+
+    /** {@code body} with {@code properties} as a message record. */
+    static ByteBuffer record(BasicProperties properties, String body) {
+        byte[] bytes = body.getBytes(StandardCharsets.US_ASCII);
+        return MessageRecord.encodeMessage(
+                "",
+                "q",
+                ContentHeaderCodec.encoded(ContentHeader.basic(bytes.length, properties)),
+                Unpooled.wrappedBuffer(bytes));
+    }
+
+    @Test
+    void shouldReadTheMessagesOwnTtlOnlyWhenItHasOne() {
+        assertThat(MessageRecord.expirationMs(record(PROPERTIES, "x"))).isEqualTo(-1);
+        BasicProperties expiring = BasicProperties.builder()
+                .contentType("text/plain")
+                .expiration("1500")
+                .messageId("m")
+                .build();
+        assertThat(MessageRecord.expirationMs(record(expiring, "x"))).isEqualTo(1_500);
+        assertThat(MessageRecord.expirationMs(
+                        record(BasicProperties.builder().expiration("0").build(), "")))
+                .isZero();
+    }
+
+    @Test
+    void shouldReadTheBodySizeFromTheContentHeader() {
+        assertThat(MessageRecord.bodySize(record(PROPERTIES, "hello"))).isEqualTo(5);
+        assertThat(MessageRecord.bodySize(record(BasicProperties.EMPTY, ""))).isZero();
+    }
 }

@@ -3,6 +3,7 @@ package io.ganglion.broker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ganglion.amqp.protocol.BasicProperties;
 import io.ganglion.broker.replication.RecoveryReplySink;
 import io.ganglion.broker.replication.ReplicaHost;
 import io.ganglion.broker.replication.ReplicationContext;
@@ -20,7 +21,6 @@ import io.ganglion.replication.ReplicationConfig;
 import io.ganglion.serving.ForwardLanes;
 import io.ganglion.storage.Storage;
 import io.ganglion.storage.StorageConfig;
-import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -94,8 +94,12 @@ class ReplicatedQueueParkTest {
 
     private CompletableFuture<Void> publish(long sequence) {
         CompletableFuture<Void> done = new CompletableFuture<>();
-        shard.execute(
-                () -> queue.publish(ByteBuffer.wrap(new byte[] {1, 2, 3}), done, 99, sequence, ForwardLanes.NONE));
+        shard.execute(() -> queue.publish(
+                MessageRecordTest.record(BasicProperties.EMPTY, "m" + sequence),
+                done,
+                99,
+                sequence,
+                ForwardLanes.NONE));
         return done;
     }
 

@@ -89,7 +89,11 @@ final class PeerMessages {
                     List.of(
                             new Record.EpochStart(Epoch.of(3), 100),
                             new Record.Message(
-                                    Epoch.of(3), 101, new PublishId(7, 42), ByteBuffer.wrap(new byte[] {1, 2})),
+                                    Epoch.of(3),
+                                    101,
+                                    new PublishId(7, 42),
+                                    ByteBuffer.wrap(new byte[] {1, 2}),
+                                    1_700_000_000_001L),
                             new Record.Settle(Epoch.of(3), 102, 101),
                             new Record.Settle(Epoch.of(3), 103, new long[] {99, 100})),
                     1_700_000_000_123L,
@@ -292,7 +296,8 @@ final class PeerMessages {
                                     epoch,
                                     offset,
                                     new PublishId(random.nextLong(), random.nextLong()),
-                                    ByteBuffer.wrap(bytes()));
+                                    ByteBuffer.wrap(bytes()),
+                                    random.nextLong());
                         default ->
                             new Record.Settle(
                                     epoch,
