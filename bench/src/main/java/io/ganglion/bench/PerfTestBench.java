@@ -104,6 +104,13 @@ final class PerfTestBench implements Callable<Integer> {
     String queueType;
 
     @Option(
+            names = "--queue-args",
+            defaultValue = "",
+            description = "more queue arguments beside x-queue-type, as PerfTest takes them: k=v,k=v (for example"
+                    + " x-message-ttl=60000,x-max-length=1000000)")
+    String queueArgs;
+
+    @Option(
             names = "--jfr",
             description = "record each Ganglion broker with JDK Flight Recorder into DIR/ganglion-N.jfr (a profile)")
     boolean jfr;
@@ -335,7 +342,7 @@ final class PerfTestBench implements Callable<Integer> {
                 "-h",
                 uri,
                 "--queue-args",
-                "x-queue-type=" + queueType,
+                "x-queue-type=" + queueType + (queueArgs.isEmpty() ? "" : "," + queueArgs),
                 "-f",
                 "persistent",
                 "--auto-delete",
