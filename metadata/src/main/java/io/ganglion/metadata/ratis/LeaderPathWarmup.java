@@ -85,8 +85,13 @@ public final class LeaderPathWarmup {
             LOG.warn("event=metadata_warmup_failed cause={}", e.toString());
             return Optional.empty();
         } finally {
-            // the servers stop (about a second) and their files go while the broker starts
-            closeLeadersFirst(logs).whenComplete((ignored, failure) -> deleteRecursively(directory));
+            // the servers stop (about a second) and their files go while the broker starts; an election a follower
+            // began as its leader closed may still read its storage after close returns, so the files go later
+            long lingerMs = 2 * config.electionTimeoutMax().toMillis() + 1_000;
+            closeLeadersFirst(logs)
+                    .whenComplete((ignored, failure) -> CompletableFuture.delayedExecutor(
+                                    lingerMs, java.util.concurrent.TimeUnit.MILLISECONDS)
+                            .execute(() -> deleteRecursively(directory)));
         }
     }
 
