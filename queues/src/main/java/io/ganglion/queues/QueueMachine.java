@@ -245,9 +245,7 @@ public final class QueueMachine {
         while (readyCount() > 0
                 && ((maxReady >= 0 && readyCount() > maxReady) || (maxReadyBytes >= 0 && readyBytes > maxReadyBytes))) {
             long offset = takeReady();
-            everReturned.remove(offset);
-            expiries.remove(offset);
-            bodyBytes.remove(offset);
+            forget(offset);
             effects.dropped(offset);
         }
     }
@@ -284,9 +282,7 @@ public final class QueueMachine {
             if (expiries.get(offset) != time || unacked.containsKey(offset)) {
                 continue; // gone another way, or out with a consumer: pushed again if it comes back
             }
-            expiries.remove(offset);
-            everReturned.remove(offset);
-            readyBytes -= Math.max(0, bodyBytes.remove(offset));
+            readyBytes -= forget(offset); // still ready: its bytes counted until now
             if (!returned.remove(offset)) {
                 expiredFresh.add(offset);
                 dropExpiredHead();
@@ -443,10 +439,15 @@ public final class QueueMachine {
     }
 
     private void settle(long offset, QueueEffects effects) {
+        forget(offset);
+        effects.settle(offset);
+    }
+
+    /** The message at {@code offset} leaves the queue: what is kept of it goes. Returns its body size, if kept. */
+    private long forget(long offset) {
         everReturned.remove(offset);
         expiries.remove(offset);
-        bodyBytes.remove(offset);
-        effects.settle(offset);
+        return Math.max(0, bodyBytes.remove(offset));
     }
 
     private void release(ConsumerKey holder) {
