@@ -93,6 +93,7 @@ final class LocalBackend implements BrokerBackend {
         this.access = new QueueAccess(directory, registry, membership);
         this.declarations = new Declarations(directory, access, membership);
         this.publishes = new PublishRouter(directory, registry, membership);
+        registry.deadLetterTo(publishes::deadLetter);
         metadata.subscribe(this::imageApplied);
         imageApplied(metadata.image());
         registry.deleteOrphanLogs();

@@ -82,16 +82,47 @@ final class PublishRouter {
             throw failure(
                     ReplyCode.ACCESS_REFUSED, "cannot publish to internal " + ResourceName.exchange(vhost, exchange));
         }
-        List<String> keys = SenderSelected.routingKeys(routingKey, properties);
+        return route(current.topology(), target.get(), SenderSelected.routingKeys(routingKey, properties), properties);
+    }
+
+    /** The queues {@code keys} reach from {@code exchange}, else from its alternate exchange. */
+    private static Set<String> route(
+            Topology topology, Exchange exchange, List<String> keys, BasicProperties properties) {
         Map<String, Object> headers = properties.headers() == null ? Map.of() : withoutBcc(properties.headers());
-        Set<String> queues = route(current.topology(), exchange, keys, headers);
+        Set<String> queues = route(topology, exchange.name(), keys, headers);
         if (queues.isEmpty()) {
-            Object alternate = target.get().arguments().get("alternate-exchange");
+            Object alternate = exchange.arguments().get("alternate-exchange");
             if (alternate != null) {
-                queues = route(current.topology(), String.valueOf(alternate), keys, headers);
+                queues = route(topology, String.valueOf(alternate), keys, headers);
             }
         }
         return queues;
+    }
+
+    /**
+     * Publishes a dead-lettered message from a queue of {@code vhost} to the queues its dead-letter exchange routes it
+     * to, but those it would reach in a cycle ({@link DeadLettering.Republished#cycles}). Returns when all of them have
+     * it durably, or at once when it reaches none: a dead-letter exchange that does not exist drops it, as in
+     * RabbitMQ. Any thread.
+     */
+    CompletableFuture<Void> deadLetter(String vhost, DeadLettering.Republished message) {
+        Optional<Vhost> current = directory.image().vhost(vhost);
+        Optional<Exchange> exchange = current.flatMap(v -> v.topology().exchange(message.exchange()));
+        if (exchange.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        Set<String> queues = route(current.get().topology(), exchange.get(), message.keys(), message.properties());
+        List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
+        for (String queue : queues) {
+            Optional<QueueDef> def = current.get().queue(queue);
+            if (def.isPresent() && !message.cycles(queue)) {
+                CompletableFuture<Void> outcome = publishTo(vhost, def.get(), message.payload());
+                if (outcome != null) {
+                    durable.add(outcome);
+                }
+            }
+        }
+        return CompletableFuture.allOf(durable.toArray(CompletableFuture[]::new));
     }
 
     private static Set<String> route(

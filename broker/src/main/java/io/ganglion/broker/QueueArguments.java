@@ -6,7 +6,6 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -65,10 +64,8 @@ final class QueueArguments {
      */
     static void refuseUnenforced(Map<String, Object> args, String queue, String vhost) {
         String what = ResourceName.queue(vhost, queue);
-        for (String name : List.of("x-expires", "x-dead-letter-exchange", "x-dead-letter-routing-key")) {
-            if (args.containsKey(name)) {
-                throw unenforced(name, what);
-            }
+        if (args.containsKey("x-expires")) {
+            throw unenforced("x-expires", what);
         }
         Object overflow = args.get("x-overflow");
         if (overflow != null && !"drop-head".equals(overflow)) {

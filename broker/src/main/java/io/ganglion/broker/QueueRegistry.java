@@ -65,6 +65,9 @@ final class QueueRegistry {
 
     private final ReplicationContext soloContext;
     private volatile ReplicationRouter router;
+    /** Where queues' owners publish what they dead-letter ({@link #deadLetterTo}). */
+    private volatile DeadLettering.Sink deadLetters = DeadLettering.Sink.NONE;
+
     private volatile ReplicationContext replicationContext;
     /** Told the object ids of the replicated queues the image holds, so that the lanes of deleted ones go. */
     private volatile Consumer<Set<Long>> liveReplicated = live -> {};
@@ -78,6 +81,11 @@ final class QueueRegistry {
         this.directory = directory;
         this.storage = storage;
         this.shards = List.copyOf(shards);
+    }
+
+    /** Where the queues' owners publish what they dead-letter; set once, before the first queue opens. */
+    void deadLetterTo(DeadLettering.Sink sink) {
+        this.deadLetters = sink;
     }
 
     /**
@@ -156,7 +164,8 @@ final class QueueRegistry {
                 def,
                 shard,
                 publisherId(context, context.self().value(), false),
-                () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS));
+                () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS),
+                (inVhost, message) -> deadLetters.publish(inVhost, message));
     }
 
     /** A classic queue has no other copies: its replica never sends to a peer and never answers a controller. */

@@ -12,6 +12,7 @@ import io.ganglion.metadata.QueueDef;
 import io.ganglion.metadata.QueueType;
 import io.ganglion.queues.ConsumeOutcome;
 import io.ganglion.queues.ConsumerKey;
+import io.ganglion.queues.DeadLetters;
 import io.ganglion.queues.QueueEffects;
 import io.ganglion.queues.QueueMachine;
 import io.ganglion.queues.StreamEffects;
@@ -125,6 +126,11 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The queue's length limits, dropping from the head ({@code x-overflow} drop-head, the default). */
     private final QueueMachine.Limits limits;
 
+    /** Where messages that leave rejected, expired or dropped go, if the queue has a dead-letter exchange. */
+    private final Optional<DeadLettering.Target> deadLetterTarget;
+
+    private final DeadLettering.Sink deadLetters;
+
     private static long longArgument(QueueDef def, String name) {
         return def.arguments().get(name) instanceof Number number ? number.longValue() : -1;
     }
@@ -141,7 +147,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      *     incarnation and node), since the log deduplicates by publisher and sequence
      * @param resendWindowMs {@code replication.resend_window_ms} as the image holds it now
      */
-    ReplicatedQueue(String vhost, QueueDef def, Shard shard, long publisher, LongSupplier resendWindowMs) {
+    ReplicatedQueue(
+            String vhost,
+            QueueDef def,
+            Shard shard,
+            long publisher,
+            LongSupplier resendWindowMs,
+            DeadLettering.Sink deadLetters) {
+        this.deadLetters = deadLetters;
+        this.deadLetterTarget = DeadLettering.Target.of(def);
         this.resendWindowMs = resendWindowMs;
         this.vhost = vhost;
         this.def = def;
@@ -729,6 +743,53 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
+    @Override
+    public void rejected(long offset) {
+        deadLetter(offset, DeadLetters.Reason.REJECTED);
+        settle(offset);
+    }
+
+    @Override
+    public void expired(long offset) {
+        deadLetter(offset, DeadLetters.Reason.EXPIRED);
+        settle(offset);
+    }
+
+    @Override
+    public void dropped(long offset) {
+        deadLetter(offset, DeadLetters.Reason.MAXLEN);
+        settle(offset);
+    }
+
+    /**
+     * Republishes the message at {@code offset} to the queue's dead-letter exchange, if it has one, before it is settled
+     * here: at most once, as RabbitMQ's default (a crash of this owner before the settle record is written dead-letters
+     * it again from the next owner; a target that does not take it loses it).
+     */
+    private void deadLetter(long offset, DeadLetters.Reason reason) {
+        if (deadLetterTarget.isEmpty()) {
+            return;
+        }
+        try {
+            Record.Message message = message(offset);
+            DeadLettering.Republished republished =
+                    DeadLettering.republish(message.body(), def.name(), reason, deadLetterTarget.get(), host.nowMs());
+            deadLetters.publish(vhost, republished).whenComplete((ignored, failure) -> {
+                if (failure != null) {
+                    LOG.warn(
+                            "event=dead_letter_lost queue={} offset={} reason={} cause={}",
+                            def.name(),
+                            offset,
+                            reason.wireName(),
+                            failure.toString());
+                }
+            });
+        } catch (IOException | RuntimeException e) {
+            LOG.error(
+                    "event=dead_letter_failed queue={} offset={} reason={}", def.name(), offset, reason.wireName(), e);
+        }
+    }
+
     /**
      * Writes the gathered settlements as one settle record if the machine that made them still serves; before a
      * clean stop too, so that the acks of the last milliseconds are not redelivered after it. On the shard.
@@ -747,12 +808,17 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
     }
 
+    private Record.Message message(long offset) throws IOException {
+        List<Record> records = host.readRecords(offset, offset);
+        if (records.isEmpty() || !(records.get(0) instanceof Record.Message message)) {
+            throw new BrokerFailure(ReplyCode.INTERNAL_ERROR, "no message at offset " + offset);
+        }
+        return message;
+    }
+
     private Delivery read(long offset, boolean redelivered, long messageCount) {
         try {
-            List<Record> records = host.readRecords(offset, offset);
-            if (records.isEmpty() || !(records.get(0) instanceof Record.Message message)) {
-                throw new BrokerFailure(ReplyCode.INTERNAL_ERROR, "no message at offset " + offset);
-            }
+            Record.Message message = message(offset);
             MessageRecord.Message decoded = MessageRecord.decodeMessage(message.body());
             return new Delivery(
                     this,

@@ -297,7 +297,6 @@ class ProtocolIT {
     void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
         List<Map<String, Object>> unenforced = List.of(
                 Map.of("x-expires", 1000),
-                Map.of("x-dead-letter-exchange", "dlx"),
                 Map.of("x-overflow", "reject-publish"),
                 Map.of("x-overflow", "reject-publish-dlx"),
                 Map.of("x-max-priority", 5),
@@ -318,7 +317,17 @@ class ProtocolIT {
                     true,
                     false,
                     false,
-                    Map.of("x-overflow", "drop-head", "x-max-priority", 0, "x-single-active-consumer", false));
+                    Map.of(
+                            "x-overflow",
+                            "drop-head",
+                            "x-max-priority",
+                            0,
+                            "x-single-active-consumer",
+                            false,
+                            "x-dead-letter-exchange",
+                            "dlx",
+                            "x-dead-letter-routing-key",
+                            "dead"));
             channel.queueDelete("enforced.q");
             assertThatThrownBy(() -> connection.createChannel().queueDeclarePassive("unenforced.q"))
                     .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));

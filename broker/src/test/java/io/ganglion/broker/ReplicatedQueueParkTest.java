@@ -66,7 +66,8 @@ class ReplicatedQueueParkTest {
                 "ganglion-1",
                 1,
                 DurabilityMode.OWNER_DURABLE);
-        queue = new ReplicatedQueue("/", def, shard, 1, () -> RuntimeSettings.RESEND_WINDOW_MS.defaultValue());
+        queue = new ReplicatedQueue(
+                "/", def, shard, 1, () -> RuntimeSettings.RESEND_WINDOW_MS.defaultValue(), DeadLettering.Sink.NONE);
         RecoveryReplySink replies = RecoveryReplySink.NONE;
         host = new ReplicaHost(
                 OBJECT,

@@ -8,8 +8,13 @@ public interface QueueEffects {
     /** Deliver the message at {@code offset} to {@code consumer}. */
     void deliver(ConsumerKey consumer, long offset, boolean redelivered);
 
-    /** The message at {@code offset} is settled (acknowledged, rejected without requeue, purged): log it. */
+    /** The message at {@code offset} is settled (acknowledged, purged, or left another way below): log it. */
     void settle(long offset);
+
+    /** The message at {@code offset} was rejected or nacked without requeue: it leaves the queue as settled. */
+    default void rejected(long offset) {
+        settle(offset);
+    }
 
     /** The message at {@code offset} expired (its TTL passed while it was ready): it leaves the queue as settled. */
     default void expired(long offset) {

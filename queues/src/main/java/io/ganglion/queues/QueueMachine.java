@@ -389,8 +389,8 @@ public final class QueueMachine {
     }
 
     /**
-     * The message at {@code offset} was rejected or nacked: back to its original place with {@code requeue}, else
-     * settled (no dead-lettering yet).
+     * The message at {@code offset} was rejected or nacked: back to its original place with {@code requeue}, else it
+     * leaves the queue ({@link QueueEffects#rejected}).
      */
     public boolean reject(long offset, boolean requeue, QueueEffects effects) {
         ConsumerKey holder = unacked.remove(offset);
@@ -401,7 +401,8 @@ public final class QueueMachine {
         if (requeue) {
             returnToReady(offset);
         } else {
-            settle(offset, effects);
+            forget(offset);
+            effects.rejected(offset);
         }
         dispatch(effects);
         return true;

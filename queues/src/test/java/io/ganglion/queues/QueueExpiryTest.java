@@ -181,6 +181,7 @@ class QueueExpiryTest {
         Map<Long, Integer> left = new HashMap<>();
         long[] now = {0};
         long[] enqueuing = {-1};
+        long[] rejecting = {-1};
         java.util.function.LongConsumer handOut = offset -> {
             Long expiresAt = ready.remove(offset);
             assertThat(expiresAt).as("handed out %s, not ready", offset).isNotNull();
@@ -198,6 +199,13 @@ class QueueExpiryTest {
 
             @Override
             public void settle(long offset) {
+                assertThat(offset).as("a rejected message leaves as rejected").isNotEqualTo(rejecting[0]);
+                leave(offset);
+            }
+
+            @Override
+            public void rejected(long offset) {
+                assertThat(offset).as("rejected only when rejected").isEqualTo(rejecting[0]);
                 leave(offset);
             }
 
@@ -263,7 +271,14 @@ class QueueExpiryTest {
                 long offset = out.keySet().stream().sorted().toList().get(random.nextInt(out.size()));
                 switch (random.nextInt(3)) {
                     case 0 -> machine.ack(offset, checking);
-                    case 1 -> machine.reject(offset, false, checking);
+                    case 1 -> {
+                        rejecting[0] = offset;
+                        machine.reject(offset, false, checking);
+                        rejecting[0] = -1;
+                        assertThat(left.get(offset))
+                                .as("rejected %s left", offset)
+                                .isEqualTo(1);
+                    }
                     default -> {
                         ready.put(offset, out.remove(offset));
                         machine.reject(offset, true, checking);
