@@ -6,6 +6,7 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -21,6 +22,7 @@ final class QueueArguments {
 
     private static final Set<String> OVERFLOW = Set.of("drop-head", "reject-publish", "reject-publish-dlx");
     private static final Set<String> QUEUE_MODES = Set.of("default", "lazy");
+    private static final Set<String> DEAD_LETTER_STRATEGIES = Set.of("at-most-once", "at-least-once");
 
     private QueueArguments() {}
 
@@ -34,6 +36,8 @@ final class QueueArguments {
         checker.priority("x-max-priority");
         checker.oneOf("x-overflow", OVERFLOW, "invalid_overflow");
         checker.bool("x-single-active-consumer");
+        checker.oneOf("x-dead-letter-strategy", DEAD_LETTER_STRATEGIES, "invalid_dead_letter_strategy");
+        checker.integer("x-delivery-limit", Integer.MIN_VALUE, Integer.MAX_VALUE);
         Optional<FieldValue> mode = arguments.get("x-queue-mode");
         if (mode.isPresent() && !(text(mode.get()) instanceof String name && QUEUE_MODES.contains(name))) {
             throw checker.invalid(
@@ -64,8 +68,13 @@ final class QueueArguments {
      */
     static void refuseUnenforced(Map<String, Object> args, String queue, String vhost) {
         String what = ResourceName.queue(vhost, queue);
-        if (args.containsKey("x-expires")) {
-            throw unenforced("x-expires", what);
+        for (String name : List.of("x-expires", "x-delivery-limit")) {
+            if (args.containsKey(name)) {
+                throw unenforced(name, what);
+            }
+        }
+        if ("at-least-once".equals(args.get("x-dead-letter-strategy"))) {
+            throw unenforced("x-dead-letter-strategy", what);
         }
         Object overflow = args.get("x-overflow");
         if (overflow != null && !"drop-head".equals(overflow)) {

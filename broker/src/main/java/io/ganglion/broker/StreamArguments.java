@@ -26,10 +26,32 @@ final class StreamArguments {
     /** An age or interval as RabbitMQ writes it: a whole number and a unit, Y, M, D, h, m or s. */
     private static final java.util.regex.Pattern AGE = java.util.regex.Pattern.compile("(\\d{1,15})([YMDhms])");
 
+    /** The queue arguments a stream refuses, as RabbitMQ's streams do: a stream keeps every message it holds. */
+    private static final java.util.List<String> QUEUE_ONLY = java.util.List.of(
+            "x-expires",
+            "x-message-ttl",
+            "x-max-length",
+            "x-max-priority",
+            "x-queue-mode",
+            "x-single-active-consumer",
+            "x-overflow",
+            "x-dead-letter-exchange",
+            "x-dead-letter-routing-key",
+            "x-dead-letter-strategy",
+            "x-delivery-limit");
+
     private StreamArguments() {}
 
     /** Checks a stream's declare arguments; throws 406 PRECONDITION_FAILED for one it cannot honour. */
     static void check(Map<String, Object> args, String name, String vhost) {
+        for (String queueOnly : QUEUE_ONLY) {
+            if (args.containsKey(queueOnly)) {
+                throw new BrokerFailure(
+                        ReplyCode.PRECONDITION_FAILED,
+                        "invalid arg '" + queueOnly + "' for " + ResourceName.queue(vhost, name)
+                                + " of queue type rabbit_stream_queue");
+            }
+        }
         positive(args, "x-max-length-bytes", Long.MAX_VALUE, name, vhost);
         positive(args, "x-stream-max-segment-size-bytes", MAX_SEGMENT_SIZE_BYTES, name, vhost);
         if (args.containsKey("x-max-age") && maxAgeMillis(args).isEmpty()) {

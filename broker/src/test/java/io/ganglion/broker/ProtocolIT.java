@@ -297,6 +297,8 @@ class ProtocolIT {
     void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
         List<Map<String, Object>> unenforced = List.of(
                 Map.of("x-expires", 1000),
+                Map.of("x-delivery-limit", 3),
+                Map.of("x-dead-letter-strategy", "at-least-once"),
                 Map.of("x-overflow", "reject-publish"),
                 Map.of("x-overflow", "reject-publish-dlx"),
                 Map.of("x-max-priority", 5),
@@ -327,7 +329,9 @@ class ProtocolIT {
                             "x-dead-letter-exchange",
                             "dlx",
                             "x-dead-letter-routing-key",
-                            "dead"));
+                            "dead",
+                            "x-dead-letter-strategy",
+                            "at-most-once"));
             channel.queueDelete("enforced.q");
             assertThatThrownBy(() -> connection.createChannel().queueDeclarePassive("unenforced.q"))
                     .satisfies(e -> assertThat(replyCode(e)).isEqualTo(404));
@@ -359,6 +363,12 @@ class ProtocolIT {
                 Map.of("x-dead-letter-exchange", 5),
                 "invalid type 'signedint' for arg 'x-dead-letter-exchange' in queue 'args.q' in vhost '/'");
         cases.put(Map.of("x-dead-letter-routing-key", "rk"), "routing_key_but_no_dlx_defined");
+        cases.put(
+                Map.of("x-dead-letter-strategy", "twice"),
+                "invalid arg 'x-dead-letter-strategy' for queue 'args.q' in vhost '/': invalid_dead_letter_strategy");
+        cases.put(
+                Map.of("x-delivery-limit", "5"),
+                "invalid arg 'x-delivery-limit' for queue 'args.q' in vhost '/': \"expected integer, got longstr\"");
         try (Connection connection = broker.connect()) {
             for (Map.Entry<Map<String, Object>, String> entry : cases.entrySet()) {
                 Channel channel = connection.createChannel();

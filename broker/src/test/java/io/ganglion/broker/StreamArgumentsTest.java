@@ -54,6 +54,20 @@ class StreamArgumentsTest {
     }
 
     @Test
+    void shouldRefuseTheArgumentsOfAQueueThatAStreamCannotHonour() {
+        for (String name : new String[] {"x-message-ttl", "x-max-length", "x-dead-letter-exchange", "x-overflow"}) {
+            assertThatThrownBy(() -> StreamArguments.check(Map.of(name, "1"), "s", "/"))
+                    .as(name)
+                    .isInstanceOfSatisfying(
+                            BrokerFailure.class,
+                            failure -> assertThat(failure.replyCode()).isEqualTo(ReplyCode.PRECONDITION_FAILED))
+                    .hasMessage(
+                            "invalid arg '" + name + "' for queue 's' in vhost '/' of queue type rabbit_stream_queue");
+        }
+        StreamArguments.check(Map.of("x-max-length-bytes", 1000L, "x-max-age", "7D"), "s", "/");
+    }
+
+    @Test
     void shouldReadAgesAsRabbitMqWritesThem() {
         assertThat(StreamArguments.ageMillis("7D")).contains(7 * 86_400_000L);
         assertThat(StreamArguments.ageMillis("1Y")).contains(365 * 86_400_000L);

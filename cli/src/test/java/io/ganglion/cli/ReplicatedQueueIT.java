@@ -615,6 +615,82 @@ class ReplicatedQueueIT {
         }
     }
 
+    /**
+     * Dead-lettering between brokers: the retry pattern with the work queue and the retry queue owned by different
+     * brokers and the client on a third, each of 50 messages rejected five times and expired back five times; every
+     * one comes back with both counts at 5, none lost, none twice.
+     */
+    @Test
+    void shouldRunTheRetryPatternBetweenQueuesOwnedByDifferentBrokers() throws Exception {
+        startCluster(3);
+        JsonNode work = declare("dl.work", Map.of("x-queue-type", "quorum", "x-dead-letter-exchange", "dl.retry"));
+        // the first owner is the broker declared through (x-queue-leader-locator client-local)
+        BrokerChild elsewhere = other(byId(work.path("owner").asText()));
+        String wait = "dl.wait";
+        JsonNode waiting = enrolled(declare(
+                elsewhere,
+                wait,
+                Map.of(
+                        "x-queue-type", "quorum",
+                        "x-message-ttl", 100,
+                        "x-dead-letter-exchange", "",
+                        "x-dead-letter-routing-key", "dl.work")));
+        assertThat(waiting.path("owner").asText())
+                .isNotEqualTo(work.path("owner").asText());
+        BrokerChild client = other(byId(work.path("owner").asText()), elsewhere);
+        int messages = 50;
+        Map<String, Integer> done = new HashMap<>();
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.exchangeDeclare("dl.retry", "direct", true);
+            channel.queueBind(wait, "dl.retry", "dl.work");
+            channel.confirmSelect();
+            for (int i = 0; i < messages; i++) {
+                channel.basicPublish("", "dl.work", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            channel.waitForConfirmsOrDie(10_000);
+            String retried = wait;
+            Poll.until(
+                    Duration.ofSeconds(60),
+                    Duration.ofMillis(5),
+                    () -> {
+                        com.rabbitmq.client.GetResponse got = channel.basicGet("dl.work", false);
+                        if (got == null) {
+                            return done.size() == messages;
+                        }
+                        long rejected = deathCount(got, "dl.work", "rejected");
+                        if (rejected < 5) {
+                            channel.basicReject(got.getEnvelope().getDeliveryTag(), false);
+                            return false;
+                        }
+                        assertThat(deathCount(got, retried, "expired")).isEqualTo(5);
+                        done.merge(new String(got.getBody(), StandardCharsets.UTF_8), 1, Integer::sum);
+                        channel.basicAck(got.getEnvelope().getDeliveryTag(), false);
+                        return done.size() == messages;
+                    },
+                    () -> done.size() + " of " + messages + " came back five times");
+            assertThat(done.values()).as("each once").containsOnly(1);
+            assertThat(channel.queueDeclarePassive(wait).getMessageCount()).isZero();
+        }
+    }
+
+    /** The count of a message's {@code x-death} entry for {@code queue} and {@code reason}, 0 without one. */
+    @SuppressWarnings("unchecked")
+    private static long deathCount(com.rabbitmq.client.GetResponse got, String queue, String reason) {
+        Map<String, Object> headers = got.getProps().getHeaders();
+        if (headers == null || !(headers.get("x-death") instanceof List<?> deaths)) {
+            return 0;
+        }
+        for (Object death : deaths) {
+            Map<String, Object> entry = (Map<String, Object>) death;
+            if (queue.equals(String.valueOf(entry.get("queue")))
+                    && reason.equals(String.valueOf(entry.get("reason")))) {
+                return (Long) entry.get("count");
+            }
+        }
+        return 0;
+    }
+
     private static boolean countsAgain(JsonNode queue, BrokerChild follower) {
         JsonNode status = queue.path("owner_status");
         return followers(queue).contains(follower.nodeId())
