@@ -265,7 +265,10 @@ final class HomeEndpoint {
     private QueueReply answer(NodeId from, LocalQueue replica, QueueCall call) {
         try {
             return switch (call.op()) {
-                case RemoteQueues.OP_COUNTS -> ok(call, replica.readyCount(), replica.consumerCount());
+                case RemoteQueues.OP_COUNTS -> {
+                    replica.declared();
+                    yield ok(call, replica.readyCount(), replica.consumerCount());
+                }
                 case RemoteQueues.OP_PURGE -> ok(call, replica.purge(), 0);
                 case RemoteQueues.OP_DELETE_CHECK -> {
                     long ready = replica.checkDeletable(

@@ -76,6 +76,9 @@ interface LocalQueue extends QueueHandle {
 
     Optional<Delivery> get(boolean noAck);
 
+    /** The queue was declared (or declared passively): a use, as RabbitMQ counts it for {@code x-expires}. */
+    default void declared() {}
+
     void settle(long[] offsets, Settlement settlement);
 
     long purge();

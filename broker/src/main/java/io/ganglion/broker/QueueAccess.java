@@ -140,7 +140,10 @@ final class QueueAccess {
         if (replica == null) {
             return CompletableFuture.completedFuture(new QueueDeclared(def.name(), 0, 0));
         }
-        return onShard(replica, () -> new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount()));
+        return onShard(replica, () -> {
+            replica.declared();
+            return new QueueDeclared(def.name(), replica.readyCount(), replica.consumerCount());
+        });
     }
 
     /**

@@ -68,7 +68,7 @@ final class QueueArguments {
      */
     static void refuseUnenforced(Map<String, Object> args, String queue, String vhost) {
         String what = ResourceName.queue(vhost, queue);
-        for (String name : List.of("x-expires", "x-delivery-limit")) {
+        for (String name : List.of("x-delivery-limit")) {
             if (args.containsKey(name)) {
                 throw unenforced(name, what);
             }

@@ -139,7 +139,6 @@ final class QueueRegistry {
         long id = def.objectId();
         Shard shard = shardOf(id);
         ReplicatedQueue queue = newQueue(vhost, def, shard, soloContext);
-        queue.onAutoDelete(() -> directory.log().propose(new MetadataCommand.DeleteQueue(vhost, def.name())));
         ReplicaHost host = new ReplicaHost(
                 ObjectId.of(vhost, def.name()),
                 id,
@@ -159,13 +158,16 @@ final class QueueRegistry {
     }
 
     private ReplicatedQueue newQueue(String vhost, QueueDef def, Shard shard, ReplicationContext context) {
-        return new ReplicatedQueue(
+        ReplicatedQueue queue = new ReplicatedQueue(
                 vhost,
                 def,
                 shard,
                 publisherId(context, context.self().value(), false),
                 () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS),
                 (inVhost, message) -> deadLetters.publish(inVhost, message));
+        queue.onUnused(() ->
+                directory.log().propose(new MetadataCommand.DeleteUnusedQueue(vhost, def.name(), def.objectId())));
+        return queue;
     }
 
     /** A classic queue has no other copies: its replica never sends to a peer and never answers a controller. */

@@ -117,8 +117,20 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     private final CompletableFuture<Void> firstServed = new CompletableFuture<>();
 
-    private Runnable autoDelete = () -> {};
+    private Runnable unused = () -> {};
     private boolean hadConsumer;
+
+    /** The queue's {@code x-expires} in ms, -1 for none. */
+    private final long expiresMs;
+
+    /** When the queue was last used here (consumed from, got from, declared), on the host's clock. */
+    private long lastUsedMs;
+
+    /** When this owner proposed the queue's deletion for {@code x-expires}, or -1; proposed again if still here. */
+    private long expiryProposedAtMs = -1;
+
+    /** How long a proposed expiry waits for the deletion before it is proposed again (the log was unavailable). */
+    private static final long EXPIRY_RETRY_MS = 5_000;
 
     /** The queue's message TTL ({@code x-message-ttl}) in ms, -1 for none. */
     private final long messageTtlMs;
@@ -156,6 +168,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             DeadLettering.Sink deadLetters) {
         this.deadLetters = deadLetters;
         this.deadLetterTarget = DeadLettering.Target.of(def);
+        this.expiresMs = longArgument(def, "x-expires");
         this.resendWindowMs = resendWindowMs;
         this.vhost = vhost;
         this.def = def;
@@ -185,9 +198,12 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         return host;
     }
 
-    /** What an auto-delete queue does when its last consumer goes: proposes its deletion. */
-    void onAutoDelete(Runnable action) {
-        this.autoDelete = action;
+    /**
+     * What the queue does when it is unused (an auto-delete queue's last consumer gone, {@code x-expires} passed with
+     * no use): proposes its deletion.
+     */
+    void onUnused(Runnable action) {
+        this.unused = action;
     }
 
     /**
@@ -370,6 +386,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             // consumers kept from an earlier epoch of this owner subscribe again
             consumers.forEach((key, entry) ->
                     machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), ReplicatedQueue.this));
+            used(); // a new owner, or a restart, counts x-expires from its start
             startGateTicker();
             firstServed.complete(null);
         }
@@ -461,6 +478,32 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         } else {
             writeSettles(); // before the low water is looked for: it counts only settlements in the log
             owner.tick(host.nowMs());
+            expireIfUnused();
+        }
+    }
+
+    /** The queue was used: {@code x-expires} counts again from now. */
+    private void used() {
+        lastUsedMs = host.nowMs();
+    }
+
+    @Override
+    public void declared() {
+        used();
+    }
+
+    /**
+     * Proposes the queue's deletion once {@code x-expires} passed with no consumer and no use; its messages go with it,
+     * not dead-lettered, as in RabbitMQ.
+     */
+    private void expireIfUnused() {
+        long now = host.nowMs();
+        boolean proposed = expiryProposedAtMs >= 0 && now - expiryProposedAtMs < EXPIRY_RETRY_MS;
+        if (expiresMs > 0 && !proposed && consumers.isEmpty() && now - lastUsedMs >= expiresMs) {
+            expiryProposedAtMs = now;
+            LOG.info(
+                    "event=queue_expired vhost={} queue={} unused_ms={}", vhost, def.name(), host.nowMs() - lastUsedMs);
+            unused.run();
         }
     }
 
@@ -585,6 +628,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                         .consume(key, consumer.prefetch(), consumer.noAck(), consumer.exclusive(), this);
         LocalQueue.requireAdded(outcome, vhost, def.name(), consumer.tag(), () -> consumers.remove(key));
         hadConsumer = true;
+        used();
     }
 
     /** The stream's log as a new reader's start needs it: readable up to the commit. */
@@ -628,8 +672,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (streamMachine != null) {
             streamMachine.cancel(key);
         }
+        used(); // x-expires counts from the last consumer's going
         if (def.autoDelete() && hadConsumer && consumers.isEmpty() && !closed) {
-            autoDelete.run();
+            unused.run();
         }
     }
 
@@ -641,6 +686,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         if (!active()) {
             throw notHere();
         }
+        used();
         QueueMachine machine = owner.gated(host.nowMs());
         return machine.get(noAck, this).map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount()));
     }

@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Message TTL and length limits on one broker with the RabbitMQ Java client, on a classic and a quorum queue: {@code
  * x-message-ttl} and the {@code expiration} property, a TTL of 0, a requeue keeping the original time, a restart
- * keeping it too; {@code x-max-length} and {@code x-max-length-bytes} dropping the oldest.
+ * keeping it too; {@code x-max-length} and {@code x-max-length-bytes} dropping the oldest; {@code x-expires}.
  */
 @ParameterizedClass
 @ValueSource(strings = {"classic", "quorum"})
@@ -196,5 +196,38 @@ class MessageLifecycleIT {
         awaitReady(channel, queue, 2);
         assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc2");
         assertThat(text(channel.basicGet(queue, true))).isEqualTo("abc3");
+    }
+
+    private boolean exists(String queue) throws Exception {
+        try (Channel probe = connection.createChannel()) {
+            probe.queueDeclarePassive(queue); // a use: renews the queue's x-expires as RabbitMQ's does
+            return true;
+        } catch (java.io.IOException e) {
+            return false;
+        }
+    }
+
+    /** {@code x-expires}: a queue nobody uses goes with its messages; a consumer, a get or a declare keeps it. */
+    @Test
+    void shouldDeleteAQueueUnusedForItsExpiresAndKeepOneInUse() throws Exception {
+        String idle = "expires.idle." + type;
+        Channel channel = declared(idle, "x-expires", 400);
+        publish(channel, idle, null, "goes with it");
+        Thread.sleep(1_200);
+        assertThat(exists(idle)).as("unused for 1.2 s of its 0.4 s: deleted").isFalse();
+
+        String used = "expires.used." + type;
+        channel = declared(used, "x-expires", 600);
+        String tag = channel.basicConsume(used, true, (t, d) -> {}, t -> {});
+        Thread.sleep(1_200);
+        assertThat(exists(used)).as("a consumer keeps it").isTrue();
+        channel.basicCancel(tag);
+        for (int i = 0; i < 6; i++) {
+            Thread.sleep(200);
+            channel.basicGet(used, true); // each get is a use
+        }
+        assertThat(exists(used)).as("gets keep it").isTrue();
+        Thread.sleep(1_500);
+        assertThat(exists(used)).as("unused since the last get: deleted").isFalse();
     }
 }

@@ -296,7 +296,6 @@ class ProtocolIT {
     @Test
     void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
         List<Map<String, Object>> unenforced = List.of(
-                Map.of("x-expires", 1000),
                 Map.of("x-delivery-limit", 3),
                 Map.of("x-dead-letter-strategy", "at-least-once"),
                 Map.of("x-overflow", "reject-publish"),

@@ -674,6 +674,38 @@ class ReplicatedQueueIT {
         }
     }
 
+    /**
+     * {@code x-expires} on a replicated queue: kept while a client on another broker consumes from it, deleted on
+     * every broker (one metadata command) once unused for its time.
+     */
+    @Test
+    void shouldDeleteAnUnusedReplicatedQueueOnEveryBroker() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare("expiring.queue", Map.of("x-queue-type", "quorum", "x-expires", 1_500));
+        BrokerChild client = other(byId(queue.path("owner").asText()));
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            String tag = channel.basicConsume("expiring.queue", true, (t, d) -> {}, t -> {});
+            Thread.sleep(3_000);
+            for (BrokerChild broker : brokers) {
+                assertThat(queue(broker, "expiring.queue").path("name").asText())
+                        .as("consumed from: kept on %s", broker.nodeId())
+                        .isEqualTo("expiring.queue");
+            }
+            channel.basicCancel(tag);
+        }
+        long cancelled = System.currentTimeMillis();
+        for (BrokerChild broker : brokers) {
+            Poll.until(
+                    Duration.ofSeconds(15),
+                    () -> !get(broker, "/api/queues").toString().contains("\"expiring.queue\""),
+                    () -> "expiring.queue still listed on " + broker.nodeId());
+        }
+        assertThat(System.currentTimeMillis() - cancelled)
+                .as("not before its time")
+                .isGreaterThanOrEqualTo(1_500);
+    }
+
     /** The count of a message's {@code x-death} entry for {@code queue} and {@code reason}, 0 without one. */
     @SuppressWarnings("unchecked")
     private static long deathCount(com.rabbitmq.client.GetResponse got, String queue, String reason) {

@@ -35,6 +35,7 @@ import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteExchange;
 import io.ganglion.metadata.MetadataCommand.DeleteQueue;
+import io.ganglion.metadata.MetadataCommand.DeleteUnusedQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
 import io.ganglion.metadata.MetadataCommand.Fenced;
@@ -112,6 +113,7 @@ public final class MetadataCodec {
     private static final byte SET_DRAINING = 12;
     private static final byte BOOTSTRAP = 13;
     private static final byte FENCED = 14;
+    private static final byte DELETE_UNUSED_QUEUE = 15;
 
     private static final byte CREATE_OBJECT = 1;
     private static final byte DELETE_OBJECT = 2;
@@ -221,6 +223,12 @@ public final class MetadataCodec {
                 out.writeUTF(c.vhost());
                 out.writeUTF(c.name());
             }
+            case DeleteUnusedQueue c -> {
+                out.writeByte(DELETE_UNUSED_QUEUE);
+                out.writeUTF(c.vhost());
+                out.writeUTF(c.name());
+                out.writeLong(c.objectId());
+            }
             case Bind c -> {
                 out.writeByte(BIND);
                 out.writeUTF(c.vhost());
@@ -316,6 +324,7 @@ public final class MetadataCodec {
                                 enumValue(DurabilityMode.values(), in.readUnsignedByte(), "durability mode")));
             }
             case DELETE_QUEUE -> new DeleteQueue(in.readUTF(), in.readUTF());
+            case DELETE_UNUSED_QUEUE -> new DeleteUnusedQueue(in.readUTF(), in.readUTF(), in.readLong());
             case BIND -> new Bind(in.readUTF(), readBinding(in));
             case UNBIND -> new Unbind(in.readUTF(), readBinding(in));
             case COORDINATION -> new Coordination(readCoordination(in));

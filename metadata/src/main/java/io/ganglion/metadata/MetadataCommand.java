@@ -31,6 +31,12 @@ public sealed interface MetadataCommand {
 
     record DeleteQueue(String vhost, String name) implements MetadataCommand {}
 
+    /**
+     * Deletes a queue its owner found unused (auto-delete, {@code x-expires}) only while it is still the queue the owner
+     * knew, object {@code objectId}: a no-op once that queue was deleted, or deleted and declared again.
+     */
+    record DeleteUnusedQueue(String vhost, String name, long objectId) implements MetadataCommand {}
+
     record Bind(String vhost, Binding binding) implements MetadataCommand {}
 
     record Unbind(String vhost, Binding binding) implements MetadataCommand {}

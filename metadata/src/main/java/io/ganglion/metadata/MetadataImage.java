@@ -12,6 +12,7 @@ import io.ganglion.metadata.MetadataCommand.DeclareExchange;
 import io.ganglion.metadata.MetadataCommand.DeclareQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteExchange;
 import io.ganglion.metadata.MetadataCommand.DeleteQueue;
+import io.ganglion.metadata.MetadataCommand.DeleteUnusedQueue;
 import io.ganglion.metadata.MetadataCommand.DeleteUser;
 import io.ganglion.metadata.MetadataCommand.DeleteVhost;
 import io.ganglion.metadata.MetadataCommand.Fenced;
@@ -119,6 +120,13 @@ public record MetadataImage(
             case DeleteExchange delete -> deleteExchange(delete);
             case DeclareQueue declare -> declareQueue(declare);
             case DeleteQueue delete -> deleteQueue(delete);
+            case DeleteUnusedQueue delete ->
+                Optional.ofNullable(vhosts.get(delete.vhost()))
+                                .map(v -> v.queues().get(delete.name()))
+                                .filter(q -> q.objectId() == delete.objectId())
+                                .isPresent()
+                        ? deleteQueue(new DeleteQueue(delete.vhost(), delete.name()))
+                        : accepted(vhosts, users);
             case Bind bind -> bind(bind.vhost(), bind.binding(), true);
             case Unbind unbind -> bind(unbind.vhost(), unbind.binding(), false);
             case Coordination c -> applyCoordination(c.command());

@@ -283,7 +283,8 @@ class MetadataCodecTest {
             case 11 ->
                 new MetadataCommand.Bootstrap(
                         User.withPassword(word(random), word(random), new byte[] {5, 6, 7, 8}, List.of(word(random))));
-            case 12, 13 -> new MetadataCommand.Fenced(random.nextLong(0, Long.MAX_VALUE), randomUnfenced(random));
+            case 12 -> new MetadataCommand.DeleteUnusedQueue(vhost, word(random), random.nextLong());
+            case 13 -> new MetadataCommand.Fenced(random.nextLong(0, Long.MAX_VALUE), randomUnfenced(random));
             default -> new Coordination(MetadataGenerators.coordinationCommand(random));
         };
     }

@@ -307,6 +307,33 @@ class MetadataImageTest {
                 .isEmpty();
     }
 
+    @Test
+    void shouldDeleteAnUnusedQueueOnlyWhileItIsTheSameObject() {
+        MetadataImage image =
+                MetadataImage.empty().apply(new MetadataCommand.PutVhost("/")).image();
+        MetadataImage first = image.apply(
+                        new DeclareQueue("/", new QueueDef("idle", 8, QueueType.CLASSIC, true, "", false, Map.of())))
+                .image();
+        MetadataImage again = first.apply(new DeleteQueue("/", "idle"))
+                .image()
+                .apply(new DeclareQueue("/", new QueueDef("idle", 9, QueueType.CLASSIC, true, "", false, Map.of())))
+                .image();
+
+        MetadataImage.Applied stale = again.apply(new MetadataCommand.DeleteUnusedQueue("/", "idle", 8));
+        MetadataImage.Applied same = first.apply(new MetadataCommand.DeleteUnusedQueue("/", "idle", 8));
+
+        assertThat(stale.rejection()).isEmpty();
+        assertThat(stale.image()
+                        .vhost("/")
+                        .orElseThrow()
+                        .queue("idle")
+                        .orElseThrow()
+                        .objectId())
+                .as("declared again since: kept")
+                .isEqualTo(9);
+        assertThat(same.image().vhost("/").orElseThrow().queue("idle")).isEmpty();
+    }
+
     private static List<String> summary(MetadataImage image) {
         return image.coordination().objects().values().stream()
                 .map(history -> history.spec() + " " + history.records())
