@@ -114,6 +114,12 @@ public final class SimBroker {
             return SimWorkload.RESEND_WINDOW_MS;
         }
 
+        /** From the owner's admission time and the run's message TTL, as the broker's {@code ReplicatedQueue}. */
+        @Override
+        public long expiresAtMs(Record.Message message) {
+            return cluster.config().expiresAtMs(message.timestampMs());
+        }
+
         @Override
         public void rebuilt(Epoch epoch, QueueMachine machine, int messages) {
             leases.clear(); // consumers subscribe again in the new epoch
@@ -139,8 +145,16 @@ public final class SimBroker {
             }
             Epoch epoch = owner.epoch().orElseThrow();
             lease.held.add(offset);
-            cluster.invariants().delivering(object, id, epoch, offset);
+            cluster.invariants().delivering(object, id, epoch, message, redelivered);
             cluster.workload().deliver(id, lease.node, object, epoch, consumer, offset, message.id(), redelivered);
+        }
+
+        @Override
+        public void expired(long offset) {
+            if (replica(object).record(offset) instanceof Record.Message message) {
+                cluster.invariants().expired(object, id, message);
+            }
+            settle(offset);
         }
 
         @Override

@@ -25,6 +25,9 @@ public final class SimStats {
 
     long deliveryHolds;
     long parkedAdmitted;
+    long expired;
+    long lateDeliveries;
+    long deliveredPastTimeAtCommit;
     long reseeds;
 
     public long ticks() {
@@ -119,6 +122,24 @@ public final class SimStats {
         return deliveryHolds;
     }
 
+    /** Queue messages an owner let expire: their TTL passed while they were ready. */
+    public long expired() {
+        return expired;
+    }
+
+    /** Queue messages handed to a consumer after their time (each also a violation). */
+    public long lateDeliveries() {
+        return lateDeliveries;
+    }
+
+    /**
+     * Queue messages whose time passed before their commit and that a consumer took in the moment the commit reached
+     * them: the owner side treats them as messages of TTL 0 ({@code QueueMachine.enqueue}).
+     */
+    public long deliveredPastTimeAtCommit() {
+        return deliveredPastTimeAtCommit;
+    }
+
     /** Publishes the owner side held for its replica's next epoch and then admitted ({@code PublishIntake}). */
     public long parkedAdmitted() {
         return parkedAdmitted;
@@ -140,6 +161,8 @@ public final class SimStats {
                 + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " parkedAdmitted="
                 + parkedAdmitted
                 + " reseeds=" + reseeds
+                + " expired=" + expired
+                + " deliveredPastTimeAtCommit=" + deliveredPastTimeAtCommit
                 + " faults=" + faults
                 + " lostProposals="
                 + lostProposals + " rejectedProposals=" + rejectedProposals;
