@@ -75,6 +75,9 @@ public final class SimBroker {
             if (cluster.config().has(Bug.DISCARD_INSIDE_RESEND_WINDOW)) {
                 faults.add(QueueOwner.Fault.DISCARD_INSIDE_RESEND_WINDOW);
             }
+            if (cluster.config().has(Bug.REBUILD_WITHOUT_EXPIRY)) {
+                faults.add(QueueOwner.Fault.REBUILD_WITHOUT_EXPIRY);
+            }
             this.owner = new QueueOwner(this, this, faults);
         }
 
