@@ -225,6 +225,19 @@ public final class QueueMachine {
      * is over its length limits.
      */
     public void enqueue(long offset, long expiresAtMs, long bodySize, QueueEffects effects) {
+        enqueue(offset, expiresAtMs, expiresAtMs, bodySize, effects);
+    }
+
+    /**
+     * A committed message admitted at {@code admittedAtMs}: as {@link #enqueue(long, long, long, QueueEffects)}, but
+     * one whose time came before now with a TTL above 0 ({@code expiresAtMs > admittedAtMs}: its commit came late)
+     * expires at once, never handed out. Only a TTL of 0 makes a message due at its enqueue deliverable.
+     */
+    public void enqueue(long offset, long admittedAtMs, long expiresAtMs, long bodySize, QueueEffects effects) {
+        if (expiresAtMs != NEVER && expiresAtMs > admittedAtMs && expiresAtMs <= nowMs) {
+            effects.expired(offset);
+            return;
+        }
         fresh.addLong(offset);
         expireAt(offset, expiresAtMs);
         if (maxReadyBytes >= 0) {

@@ -53,6 +53,20 @@ class QueueExpiryTest {
     }
 
     @Test
+    void shouldExpireAtItsCommitAMessageWhoseTtlPassedBeforeItAndNeverHandItOut() {
+        queue.advance(1_000, effects);
+        queue.consume(C1, 10, false, false, effects);
+
+        queue.enqueue(1, 100, 600, 0, effects); // TTL 500, committed 400 ms after its time
+        queue.enqueue(2, 990, 990, 0, effects); // TTL 0, admitted 10 ms before its commit
+        queue.enqueue(3, 900, 1_500, 0, effects);
+
+        assertThat(effects.expired).containsExactly(1L);
+        assertThat(effects.delivered).containsExactly(2L, 3L);
+        assertThat(queue.lowestUnsettled()).isEqualTo(2);
+    }
+
+    @Test
     void shouldDropTheOldestReadyMessagesOverTheLengthLimitButNotTheOnesOut() {
         QueueMachine limited = new QueueMachine(new QueueMachine.Limits(2, -1));
         limited.consume(C1, 1, false, false, effects);

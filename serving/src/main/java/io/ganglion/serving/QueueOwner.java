@@ -48,7 +48,9 @@ public final class QueueOwner {
         /** The gate lifts a hold but never holds again: an owner whose lease ran out goes on delivering. */
         DELIVER_ON_EXPIRED_LEASE,
         /** The low water ignores the resend window: a settled record may go before a re-send of it arrives. */
-        DISCARD_INSIDE_RESEND_WINDOW
+        DISCARD_INSIDE_RESEND_WINDOW,
+        /** The rebuild takes the messages without their expiry times: what a new owner inherits never expires. */
+        REBUILD_WITHOUT_EXPIRY
     }
 
     /** The replica and log the queue is served from, as read at each call, and where its reports go. */
@@ -176,7 +178,7 @@ public final class QueueOwner {
             for (Record record : host.read(enqueuedUpTo + 1, upTo)) {
                 if (record instanceof Record.Message message) {
                     long size = countsBytes ? host.bodySize(message) : 0;
-                    machine.enqueue(message.offset(), host.expiresAtMs(message), size, effects);
+                    machine.enqueue(message.offset(), message.timestampMs(), host.expiresAtMs(message), size, effects);
                 }
             }
             enqueuedUpTo = upTo;
@@ -220,7 +222,10 @@ public final class QueueOwner {
             switch (record) {
                 case Record.Message message -> {
                     messages.addLong(message.offset());
-                    expiries.addLong(host.expiresAtMs(message));
+                    expiries.addLong(
+                            faults.contains(Fault.REBUILD_WITHOUT_EXPIRY)
+                                    ? QueueMachine.NEVER
+                                    : host.expiresAtMs(message));
                     sizes.addLong(limits.countsBytes() ? host.bodySize(message) : 0);
                 }
                 case Record.Settle settle -> {

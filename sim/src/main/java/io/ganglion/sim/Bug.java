@@ -46,6 +46,12 @@ public enum Bug {
      */
     DISCARD_INSIDE_RESEND_WINDOW,
     /**
+     * The shipping owner side rebuilds its queue after a failover (or a restart) without the messages' expiry times:
+     * what the new owner inherits from the log never expires, and goes to consumers after its time (runs with a message
+     * TTL only).
+     */
+    REBUILD_WITHOUT_EXPIRY,
+    /**
      * The shipping forwarding lanes ({@code serving.ForwardLanes}) take a publish the broker's own replica gave back as
      * a new one, with a sequence of its own: the next owner appends it again even when the old owner committed it.
      */

@@ -33,6 +33,8 @@ import java.util.TreeSet;
  *       really sealed it; every confirmed position of an earlier epoch is at or below the recovery point; one owner
  *       per object and epoch;
  *   <li>on each confirmation: it is at or below the recovery point of every later activated epoch;
+ *   <li>on each delivery and expiry of a queue message (runs with a message TTL): nothing goes out after its time
+ *       (but in the moment its commit reaches it, as a message of TTL 0 may), nothing expires before it;
  *   <li>periodically and at the end: every broker's image is the reference image after the same number of committed
  *       commands (a prefix of the one order), and projects the owners recorded at activation; replicas of one object
  *       are prefixes of each other within each epoch (no two different logs in one epoch).
@@ -58,6 +60,8 @@ public final class Invariants {
     private final TreeMap<ObjectId, TreeSet<PublishId>> confirmedPublishes = new TreeMap<>();
     /** publish -> times delivered to a consumer. */
     private final HashMap<PublishId, Integer> deliveries = new HashMap<>();
+    /** Publishes an owner let expire (their TTL passed while they were ready). */
+    private final java.util.HashSet<PublishId> expired = new java.util.HashSet<>();
 
     Invariants(SimCluster cluster) {
         this.cluster = cluster;
@@ -141,16 +145,41 @@ public final class Invariants {
     private final TreeMap<ObjectId, Long> deliveringEpoch = new TreeMap<>();
 
     /**
-     * An owner hands a message to a consumer: it is committed, and no owner of a later epoch delivered before (the
-     * owner lease: a deposed owner's deliveries all precede the new owner's first).
+     * An owner hands a message to a consumer: it is committed, no owner of a later epoch delivered before (the owner
+     * lease: a deposed owner's deliveries all precede the new owner's first), and its time has not passed. A message
+     * whose time passed before its commit may go out once, in the moment the commit reaches it (a consumer takes it
+     * at once, as a message of TTL 0); never later, nor as a redelivery.
      */
-    void delivering(ObjectId object, NodeId owner, Epoch epoch, long offset) {
+    void delivering(ObjectId object, NodeId owner, Epoch epoch, Record.Message message, boolean redelivered) {
+        long offset = message.offset();
         checkCommitted("delivered", object, owner, offset);
         long latest = deliveringEpoch.merge(object, epoch.value(), Math::max);
         if (latest > epoch.value()) {
             violation(object + ": " + owner + " delivered offset " + offset + " in epoch " + epoch
                     + " after the owner of epoch " + latest + " began delivering: a deposed owner still delivers");
         }
+        long expiresAt = cluster.config().expiresAtMs(message.timestampMs());
+        long now = cluster.now();
+        if (expiresAt >= now) {
+            return;
+        }
+        cluster.stats().lateDeliveries++;
+        violation(object + ": message " + client(message.id()) + " (offset " + offset + ") delivered by " + owner
+                + " in epoch " + epoch + " at " + now + " ms, expired at " + expiresAt + " ms");
+    }
+
+    /**
+     * An owner let a ready message expire: its time has come. It leaves the queue as settled, and counts as accounted
+     * for in the total-queue check.
+     */
+    void expired(ObjectId object, NodeId owner, Record.Message message) {
+        long expiresAt = cluster.config().expiresAtMs(message.timestampMs());
+        cluster.stats().expired++;
+        if (cluster.now() < expiresAt) {
+            violation(object + ": message " + client(message.id()) + " (offset " + message.offset() + ") expired by "
+                    + owner + " at " + cluster.now() + " ms, before its time " + expiresAt + " ms");
+        }
+        expired.add(client(message.id()));
     }
 
     void published(ObjectId object, PublishId id) {
@@ -200,13 +229,18 @@ public final class Invariants {
         }
     }
 
-    /** Confirmed publishes of queues not delivered yet. */
+    /** Whether a queue's message left the queue: delivered to a consumer, or expired. */
+    private boolean accounted(PublishId id) {
+        return deliveries.containsKey(id) || expired.contains(id);
+    }
+
+    /** Confirmed publishes of queues neither delivered nor expired yet. */
     public long undelivered() {
         long count = 0;
         for (Map.Entry<ObjectId, TreeSet<PublishId>> entry : confirmedPublishes.entrySet()) {
             if (isQueue(entry.getKey())) {
                 for (PublishId id : entry.getValue()) {
-                    if (!deliveries.containsKey(id)) {
+                    if (!accounted(id)) {
                         count++;
                     }
                 }
@@ -220,8 +254,8 @@ public final class Invariants {
     }
 
     /**
-     * The total-queue check, once the workload drained: every confirmed publish of a queue was delivered (and of a
-     * stream is in its owner's log); deliveries of publishes never sent and repeated deliveries not marked
+     * The total-queue check, once the workload drained: every confirmed publish of a queue was delivered or expired
+     * (and of a stream is in its owner's log); deliveries of publishes never sent and repeated deliveries not marked
      * redelivered were recorded as they happened.
      */
     public void checkTotalQueue() {
@@ -230,7 +264,7 @@ public final class Invariants {
             List<PublishId> lost = new ArrayList<>();
             if (isQueue(object)) {
                 for (PublishId id : entry.getValue()) {
-                    if (!deliveries.containsKey(id)) {
+                    if (!accounted(id)) {
                         lost.add(id);
                     }
                 }

@@ -17,7 +17,9 @@ import java.util.SplittableRandom;
  * a publisher and, for queues, a consumer), and a fault every 0.2 to 3 s for 15 to 30 s of virtual time: crashes with
  * restart after 20 ms to 8 s (new incarnation), the controller, an owner or a follower killed, links cut, a node
  * isolated, random halves, a bridge, slow links (late heartbeats), a node draining, message drop bursts, and the
- * follower loss hold switched between 0, 0.5 s, 3 s and 300 s. Then every fault heals and:
+ * follower loss hold switched between 0, 0.5 s, 3 s and 300 s. In one run of three every queue has a message TTL of
+ * 50 to 400 ms, drawn from a generator of its own, so that the runs without one keep their courses. Then every fault
+ * heals and:
  *
  * <ol>
  *   <li>every object is activated again within {@link #RECOVERY_BOUND_MS};
@@ -31,18 +33,24 @@ public final class RandomFaults {
 
     private static final long DRAIN_BOUND_MS = 30_000;
 
+    /** Mixed into the seed for the message TTL's own generator ("ttl_ttl_"). */
+    private static final long TTL_SALT = 0x7474_6c5f_7474_6c5fL;
+
     private RandomFaults() {}
 
     public static SimResult run(long seed) {
-        return run(seed, new SimConfig(seed, 3, 0.0, java.util.Set.of()));
+        return run(seed, SimConfig.of(seed, 3));
     }
 
-    /** Runs {@code seed} with the bugs of {@code template} (its node count and drop rate are drawn from the seed). */
+    /**
+     * Runs {@code seed} with the bugs of {@code template} (its node count, drop rate and message TTL are drawn from
+     * the seed).
+     */
     public static SimResult run(long seed, SimConfig template) {
         SplittableRandom draw = new SplittableRandom(seed ^ 0x6de6bd9d97f6ef91L);
         int nodes = 3 + draw.nextInt(3);
         double dropRate = draw.nextInt(3) == 0 ? 0.01 : 0.0;
-        SimCluster cluster = new SimCluster(new SimConfig(seed, nodes, dropRate, template.bugs()));
+        SimCluster cluster = new SimCluster(new SimConfig(seed, nodes, dropRate, messageTtlMs(seed), template.bugs()));
         if (draw.nextInt(3) == 0) {
             cluster.slowDisk(cluster.nodes().get(draw.nextInt(nodes)), 20 + draw.nextLong(80));
         }
@@ -106,6 +114,12 @@ public final class RandomFaults {
             }
         });
         return cluster.finish(extra);
+    }
+
+    /** The message TTL of the run's queues: in one run of three 50 to 400 ms, else none. */
+    static long messageTtlMs(long seed) {
+        SplittableRandom draw = new SplittableRandom(seed ^ TTL_SALT);
+        return draw.nextInt(3) == 0 ? 50 + draw.nextLong(351) : SimConfig.NO_TTL;
     }
 
     private static boolean serving(SimCluster cluster, List<ObjectId> ids, long healedAt) {

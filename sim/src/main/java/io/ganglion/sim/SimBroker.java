@@ -75,6 +75,9 @@ public final class SimBroker {
             if (cluster.config().has(Bug.DISCARD_INSIDE_RESEND_WINDOW)) {
                 faults.add(QueueOwner.Fault.DISCARD_INSIDE_RESEND_WINDOW);
             }
+            if (cluster.config().has(Bug.REBUILD_WITHOUT_EXPIRY)) {
+                faults.add(QueueOwner.Fault.REBUILD_WITHOUT_EXPIRY);
+            }
             this.owner = new QueueOwner(this, this, faults);
         }
 
@@ -114,6 +117,12 @@ public final class SimBroker {
             return SimWorkload.RESEND_WINDOW_MS;
         }
 
+        /** From the owner's admission time and the run's message TTL, as the broker's {@code ReplicatedQueue}. */
+        @Override
+        public long expiresAtMs(Record.Message message) {
+            return cluster.config().expiresAtMs(message.timestampMs());
+        }
+
         @Override
         public void rebuilt(Epoch epoch, QueueMachine machine, int messages) {
             leases.clear(); // consumers subscribe again in the new epoch
@@ -139,8 +148,16 @@ public final class SimBroker {
             }
             Epoch epoch = owner.epoch().orElseThrow();
             lease.held.add(offset);
-            cluster.invariants().delivering(object, id, epoch, offset);
+            cluster.invariants().delivering(object, id, epoch, message, redelivered);
             cluster.workload().deliver(id, lease.node, object, epoch, consumer, offset, message.id(), redelivered);
+        }
+
+        @Override
+        public void expired(long offset) {
+            if (replica(object).record(offset) instanceof Record.Message message) {
+                cluster.invariants().expired(object, id, message);
+            }
+            settle(offset);
         }
 
         @Override

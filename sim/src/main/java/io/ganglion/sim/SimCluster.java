@@ -318,7 +318,8 @@ public final class SimCluster {
         invariants.checkState();
         List<String> violations = new ArrayList<>(invariants.violations());
         violations.addAll(extraViolations);
-        String summary = config.nodes() + " nodes, " + image().objects().size() + " objects, " + scheduler.now()
+        String summary = config.nodes() + " nodes, " + image().objects().size() + " objects, "
+                + (config.hasMessageTtl() ? "message TTL " + config.messageTtlMs() + " ms, " : "") + scheduler.now()
                 + " ms virtual, " + scheduler.executed() + " events, " + quorum.committed() + " commands, "
                 + quorum.leaderChanges() + " leaders, " + stats;
         return new SimResult(

@@ -25,6 +25,8 @@ public final class SimStats {
 
     long deliveryHolds;
     long parkedAdmitted;
+    long expired;
+    long lateDeliveries;
     long reseeds;
 
     public long ticks() {
@@ -119,6 +121,16 @@ public final class SimStats {
         return deliveryHolds;
     }
 
+    /** Queue messages an owner let expire: their TTL passed while they were ready. */
+    public long expired() {
+        return expired;
+    }
+
+    /** Queue messages handed to a consumer after their time (each also a violation). */
+    public long lateDeliveries() {
+        return lateDeliveries;
+    }
+
     /** Publishes the owner side held for its replica's next epoch and then admitted ({@code PublishIntake}). */
     public long parkedAdmitted() {
         return parkedAdmitted;
@@ -140,6 +152,7 @@ public final class SimStats {
                 + " unknownOutcome=" + unknownOutcome + " deliveryHolds=" + deliveryHolds + " parkedAdmitted="
                 + parkedAdmitted
                 + " reseeds=" + reseeds
+                + " expired=" + expired
                 + " faults=" + faults
                 + " lostProposals="
                 + lostProposals + " rejectedProposals=" + rejectedProposals;

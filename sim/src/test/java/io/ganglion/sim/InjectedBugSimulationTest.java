@@ -123,6 +123,16 @@ class InjectedBugSimulationTest {
     }
 
     @Test
+    void shouldCatchARebuildThatDropsExpiryTimesWithinTheDefaultSeeds() {
+        SimResult caught = firstFailure(Bug.REBUILD_WITHOUT_EXPIRY);
+        assertThat(caught)
+                .as("a seed where a new owner hands out an inherited message after its time")
+                .isNotNull();
+        assertThat(RandomFaults.messageTtlMs(caught.seed())).isNotEqualTo(SimConfig.NO_TTL);
+        assertThat(caught.violations()).anyMatch(violation -> violation.contains("ms, expired at"));
+    }
+
+    @Test
     void shouldCatchAnAdoptedPublishTakenAsANewOneWithinTheDefaultSeeds() {
         SimResult caught = firstFailure(Bug.ADOPT_AS_NEW);
         assertThat(caught)

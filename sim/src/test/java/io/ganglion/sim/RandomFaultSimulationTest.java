@@ -35,6 +35,8 @@ class RandomFaultSimulationTest {
         long resent = 0;
         long holds = 0;
         long reseeds = 0;
+        long expired = 0;
+        long ttlRuns = 0;
         long started = System.nanoTime();
         for (long seed = first; seed < first + count; seed++) {
             SimResult result = RandomFaults.run(seed);
@@ -50,6 +52,10 @@ class RandomFaultSimulationTest {
             resent += result.stats().resent();
             holds += result.stats().deliveryHolds();
             reseeds += result.stats().reseeds();
+            expired += result.stats().expired();
+            if (RandomFaults.messageTtlMs(seed) != SimConfig.NO_TTL) {
+                ttlRuns++;
+            }
             if (single != null) {
                 System.out.println("seed " + seed + " trace hash " + Long.toHexString(result.traceHash()) + ": "
                         + result.summary());
@@ -63,7 +69,8 @@ class RandomFaultSimulationTest {
         System.out.printf(
                 "sim: %d seeds from %d in %.1f s: %.1f seeds/s, %.2f simulated hours, %d events, %d activations,"
                         + " %d followers joined an activated epoch, %d left one, %d commits advanced, %d publishes confirmed, %d deliveries, %d re-sent publishes,"
-                        + " %d deliveries held by the owner lease, %d reseeds, %d objects stalled by a restarted owner, %d failed%n",
+                        + " %d deliveries held by the owner lease, %d reseeds, %d messages expired in %d runs with a message TTL,"
+                        + " %d objects stalled by a restarted owner, %d failed%n",
                 count,
                 first,
                 seconds,
@@ -79,6 +86,8 @@ class RandomFaultSimulationTest {
                 resent,
                 holds,
                 reseeds,
+                expired,
+                ttlRuns,
                 stalled,
                 failures.size());
         assertThat(failures).as("failing seeds").isEmpty();
@@ -95,6 +104,9 @@ class RandomFaultSimulationTest {
         assertThat(reseeds)
                 .as("owners discarded settled records and copies reseeded")
                 .isGreaterThan(count / 10);
+        if (ttlRuns > 0) {
+            assertThat(expired).as("queue messages expired (message TTL)").isGreaterThan(ttlRuns);
+        }
         assertThat(stalled)
                 .as("objects left with a restarted owner in an old epoch")
                 .isZero();
