@@ -391,6 +391,12 @@ final class ForwardingClient {
                         outcome.replyCode(),
                         lanes.refusals(sequence));
             }
+            if (outcome.replyCode() == PublishRejected.OUTCOME_CODE) {
+                lanes.rejected(sequence)
+                        .ifPresent(forwarded ->
+                                forwarded.future.completeExceptionally(new PublishRejected(outcome.text())));
+                return;
+            }
             // any refusal (not its owner any more, or yet; the owner lost the role before it committed) leaves the
             // outcome to the next owner, which finds it in its log or appends it
             answer(sequence, outcome.replyCode() != 0);
@@ -603,7 +609,11 @@ final class ForwardingClient {
                 pending.future().complete(null);
             } else {
                 ReplyCode code = ReplyCode.of(outcome.replyCode()).orElse(ReplyCode.INTERNAL_ERROR);
-                pending.future().completeExceptionally(new BrokerFailure(code, outcome.text()));
+                pending.future()
+                        .completeExceptionally(
+                                outcome.replyCode() == PublishRejected.OUTCOME_CODE
+                                        ? new PublishRejected(outcome.text())
+                                        : new BrokerFailure(code, outcome.text()));
             }
             return;
         }

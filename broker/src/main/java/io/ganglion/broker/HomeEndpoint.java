@@ -324,6 +324,9 @@ final class HomeEndpoint {
 
     private static int replyCode(Throwable failure) {
         Throwable cause = Failures.unwrap(failure);
+        if (cause instanceof PublishRejected) {
+            return PublishRejected.OUTCOME_CODE;
+        }
         return cause instanceof AmqpException a ? a.replyCode().code() : ReplyCode.INTERNAL_ERROR.code();
     }
 

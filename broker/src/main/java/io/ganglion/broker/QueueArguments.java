@@ -76,9 +76,10 @@ final class QueueArguments {
         if ("at-least-once".equals(args.get("x-dead-letter-strategy"))) {
             throw unenforced("x-dead-letter-strategy", what);
         }
-        Object overflow = args.get("x-overflow");
-        if (overflow != null && !"drop-head".equals(overflow)) {
-            throw unenforced("x-overflow", what);
+        if ("reject-publish-dlx".equals(args.get("x-overflow")) && "quorum".equals(args.get("x-queue-type"))) {
+            // RabbitMQ's quorum queues log a warning and drop from the head instead: refused rather than ignored
+            throw failure("invalid arg 'x-overflow' for " + what + ": reject-publish-dlx is not supported by quorum"
+                    + " queues (drop-head or reject-publish)");
         }
         if (args.get("x-max-priority") instanceof Number priority && priority.longValue() > 0) {
             throw unenforced("x-max-priority", what);

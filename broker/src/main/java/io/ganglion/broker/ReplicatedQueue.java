@@ -138,6 +138,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** The queue's length limits, dropping from the head ({@code x-overflow} drop-head, the default). */
     private final QueueMachine.Limits limits;
 
+    /** {@code x-overflow} reject-publish or reject-publish-dlx: publishes over a limit are refused, none dropped. */
+    private final boolean rejectsOverLimit;
+
+    /** {@code x-overflow} reject-publish-dlx: a refused publish is dead-lettered (reason maxlen). */
+    private final boolean deadLettersRejected;
+
+    private final long maxLength;
+    private final long maxLengthBytes;
+
     /** Where messages that leave rejected, expired or dropped go, if the queue has a dead-letter exchange. */
     private final Optional<DeadLettering.Target> deadLetterTarget;
 
@@ -177,8 +186,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.stream = def.type() == QueueType.STREAM;
         this.retention = StreamArguments.Retention.of(def.arguments());
         this.messageTtlMs = longArgument(def, "x-message-ttl");
-        this.limits =
-                new QueueMachine.Limits(longArgument(def, "x-max-length"), longArgument(def, "x-max-length-bytes"));
+        String overflow = def.arguments().get("x-overflow") instanceof String o ? o : "drop-head";
+        this.rejectsOverLimit = !overflow.equals("drop-head");
+        this.deadLettersRejected = overflow.equals("reject-publish-dlx");
+        this.maxLength = longArgument(def, "x-max-length");
+        this.maxLengthBytes = longArgument(def, "x-max-length-bytes");
+        // with reject-publish the machine drops nothing: it only counts the bytes the intake's check reads
+        this.limits = rejectsOverLimit
+                ? new QueueMachine.Limits(-1, maxLengthBytes >= 0 ? Long.MAX_VALUE : -1)
+                : new QueueMachine.Limits(maxLength, maxLengthBytes);
         this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
         this.owner = new QueueOwner(new OwnerHost(), this);
     }
@@ -559,6 +575,33 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     /** The intake's answers: the publish's future, the host, and the shard's timer. */
     private final class IntakeEffects implements PublishIntake.Effects<CompletableFuture<Void>> {
+        /**
+         * Over a limit with reject-publish: the ready messages and the publishes admitted but not committed yet reach
+         * {@code x-max-length}, or the ready messages' bodies reach {@code x-max-length-bytes}.
+         */
+        @Override
+        public boolean rejects(ByteBuffer payload) {
+            if (!rejectsOverLimit || !owner.serving()) {
+                return false;
+            }
+            QueueMachine machine = owner.machine();
+            return (maxLength >= 0 && machine.readyCount() + (long) intake.inFlight() >= maxLength)
+                    || (maxLengthBytes >= 0 && machine.readyBytes() >= maxLengthBytes);
+        }
+
+        @Override
+        public void rejected(CompletableFuture<Void> done, ByteBuffer payload) {
+            if (deadLettersRejected && deadLetterTarget.isPresent()) {
+                deadLetters.publish(
+                        vhost,
+                        DeadLettering.republish(
+                                payload, def.name(), DeadLetters.Reason.MAXLEN, deadLetterTarget.get(), host.nowMs()));
+            }
+            done.completeExceptionally(
+                    new PublishRejected(ResourceName.queue(vhost, def.name()) + " is at its length limit (x-overflow "
+                            + (deadLettersRejected ? "reject-publish-dlx" : "reject-publish") + ")"));
+        }
+
         @Override
         public void admit(ReplicaEvent.PublishAdmitted admitted) {
             host.deliver(admitted);

@@ -339,6 +339,40 @@ class DeadLetterIT {
         assertThat(ready(retryQueue)).isZero();
     }
 
+    /** reject-publish-dlx (classic queues; refused on quorum queues): a refused publish is nacked and dead-lettered. */
+    @Test
+    void shouldDeadLetterAPublishRefusedOverTheLimitWithRejectPublishDlx() throws Exception {
+        String dlq = queue("dlq.overflow");
+        Map<String, Object> args = Map.of(
+                "x-queue-type",
+                type,
+                "x-max-length",
+                1,
+                "x-overflow",
+                "reject-publish-dlx",
+                "x-dead-letter-exchange",
+                "",
+                "x-dead-letter-routing-key",
+                dlq);
+        String full = "full." + type;
+        channel.queueDelete(full);
+        if (type.equals("quorum")) {
+            org.assertj.core.api.Assertions.assertThatThrownBy(
+                            () -> channel.queueDeclare(full, true, false, false, args))
+                    .hasStackTraceContaining("reject-publish-dlx is not supported by quorum queues");
+            return;
+        }
+        channel.queueDeclare(full, true, false, false, args);
+        publish("", full, null, "kept");
+        channel.basicPublish("", full, null, "refused".getBytes(StandardCharsets.UTF_8));
+        assertThat(channel.waitForConfirms(5_000)).as("nacked").isFalse();
+
+        GetResponse dead = await(dlq);
+        assertThat(new String(dead.getBody(), StandardCharsets.UTF_8)).isEqualTo("refused");
+        assertThat(plain(deaths(dead).get(0).get("reason"))).isEqualTo("maxlen");
+        assertThat(ready(full)).isEqualTo(1);
+    }
+
     private GetResponse awaitUnacked(String queue) {
         GetResponse[] got = {null};
         Poll.until(

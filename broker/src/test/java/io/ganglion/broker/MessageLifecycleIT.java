@@ -230,4 +230,62 @@ class MessageLifecycleIT {
         Thread.sleep(1_500);
         assertThat(exists(used)).as("unused since the last get: deleted").isFalse();
     }
+
+    /** Publishes {@code bodies} with confirms and returns, in order, whether each was acked (else nacked). */
+    private static java.util.List<Boolean> confirmsOf(Channel channel, String queue, String... bodies)
+            throws Exception {
+        java.util.Map<Long, Boolean> outcomes = new java.util.concurrent.ConcurrentHashMap<>();
+        channel.addConfirmListener(
+                (tag, multiple) -> record(outcomes, tag, multiple, true),
+                (tag, multiple) -> record(outcomes, tag, multiple, false));
+        long first = channel.getNextPublishSeqNo();
+        for (String body : bodies) {
+            channel.basicPublish("", queue, null, body.getBytes(StandardCharsets.UTF_8));
+            channel.waitForConfirms(5_000); // one at a time: the queue's count is settled before the next
+        }
+        java.util.List<Boolean> acked = new java.util.ArrayList<>();
+        for (long tag = first; tag < first + bodies.length; tag++) {
+            acked.add(outcomes.get(tag));
+        }
+        return acked;
+    }
+
+    private static void record(java.util.Map<Long, Boolean> outcomes, long tag, boolean multiple, boolean ack) {
+        long from = multiple ? 1 : tag;
+        for (long t = from; t <= tag; t++) {
+            outcomes.putIfAbsent(t, ack);
+        }
+    }
+
+    @Test
+    void shouldNackPublishesOverTheMaxLengthWithRejectPublishAndKeepTheOldest() throws Exception {
+        String queue = "reject.publish." + type;
+        Channel channel = declared(queue, "x-max-length", 2, "x-overflow", "reject-publish");
+
+        assertThat(confirmsOf(channel, queue, "m0", "m1", "m2")).containsExactly(true, true, false);
+        assertThat(ready(channel, queue)).isEqualTo(2);
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("m0");
+        assertThat(confirmsOf(channel, queue, "m3")).containsExactly(true);
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("m1");
+        assertThat(text(channel.basicGet(queue, true))).isEqualTo("m3");
+
+        Channel unconfirmed = connection.createChannel();
+        for (int i = 0; i < 4; i++) {
+            unconfirmed.basicPublish("", queue, null, ("u" + i).getBytes(StandardCharsets.UTF_8));
+        }
+        Poll.until(WAIT, () -> ready(channel, queue) == 2, () -> "ready " + ready(channel, queue));
+        Thread.sleep(200);
+        assertThat(ready(channel, queue))
+                .as("without confirms the rest is dropped")
+                .isEqualTo(2);
+    }
+
+    @Test
+    void shouldRejectPublishesOverTheMaxLengthInBytes() throws Exception {
+        String queue = "reject.bytes." + type;
+        Channel channel = declared(queue, "x-max-length-bytes", 10, "x-overflow", "reject-publish");
+
+        assertThat(confirmsOf(channel, queue, "12345", "67890", "x")).containsExactly(true, true, false);
+        assertThat(ready(channel, queue)).isEqualTo(2);
+    }
 }

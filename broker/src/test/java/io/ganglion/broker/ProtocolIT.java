@@ -298,8 +298,6 @@ class ProtocolIT {
         List<Map<String, Object>> unenforced = List.of(
                 Map.of("x-delivery-limit", 3),
                 Map.of("x-dead-letter-strategy", "at-least-once"),
-                Map.of("x-overflow", "reject-publish"),
-                Map.of("x-overflow", "reject-publish-dlx"),
                 Map.of("x-max-priority", 5),
                 Map.of("x-single-active-consumer", true));
         try (Connection connection = broker.connect()) {

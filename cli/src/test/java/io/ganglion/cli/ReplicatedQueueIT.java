@@ -706,6 +706,38 @@ class ReplicatedQueueIT {
                 .isGreaterThanOrEqualTo(1_500);
     }
 
+    /**
+     * {@code x-overflow} reject-publish on a replicated queue, published to through a broker that is not its owner:
+     * the publishes over the limit are nacked (never re-sent, never appended), the others confirmed.
+     */
+    @Test
+    void shouldNackPublishesForwardedToAFullReplicatedQueue() throws Exception {
+        startCluster(3);
+        JsonNode queue = declare(
+                "full.queue", Map.of("x-queue-type", "quorum", "x-max-length", 5, "x-overflow", "reject-publish"));
+        BrokerChild client = other(byId(queue.path("owner").asText()));
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.confirmSelect();
+            int acked = 0;
+            int nacked = 0;
+            for (int i = 0; i < 10; i++) {
+                channel.basicPublish("", "full.queue", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+                if (channel.waitForConfirms(10_000)) {
+                    acked++;
+                } else {
+                    nacked++;
+                }
+            }
+            assertThat(acked).isEqualTo(5);
+            assertThat(nacked).isEqualTo(5);
+            assertThat(channel.queueDeclarePassive("full.queue").getMessageCount())
+                    .isEqualTo(5);
+            assertThat(new String(channel.basicGet("full.queue", true).getBody(), StandardCharsets.UTF_8))
+                    .isEqualTo("m0");
+        }
+    }
+
     /** The count of a message's {@code x-death} entry for {@code queue} and {@code reason}, 0 without one. */
     @SuppressWarnings("unchecked")
     private static long deathCount(com.rabbitmq.client.GetResponse got, String queue, String reason) {

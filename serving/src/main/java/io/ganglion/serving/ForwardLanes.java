@@ -228,6 +228,16 @@ public final class ForwardLanes<T> {
         return Optional.of(entry.publish);
     }
 
+    /** The owner refused publish {@code sequence} for good (reject-publish): it is decided, not sent again. */
+    public Optional<T> rejected(long sequence) {
+        Entry<T> entry = entries.remove(sequence);
+        if (entry == null) {
+            return Optional.empty();
+        }
+        decided(entry);
+        return Optional.of(entry.publish);
+    }
+
     /** Whether publish {@code sequence} was sent again since it was first sent (a failover's timeline). */
     public boolean wasResent(long sequence) {
         Entry<T> entry = entries.get(sequence);

@@ -65,6 +65,19 @@ public final class PublishIntake<T> {
         /** The publish failed for good (the queue was deleted or its storage failed). */
         void failed(T done, String why);
 
+        /**
+         * Whether the queue refuses {@code payload} for good now (over its length limit with {@code x-overflow}
+         * reject-publish). A refused publish counts as admitted for the order of its sender's later ones.
+         */
+        default boolean rejects(ByteBuffer payload) {
+            return false;
+        }
+
+        /** The publish was refused for good ({@link #rejects}): its sender is told, and does not send it again. */
+        default void rejected(T done, ByteBuffer payload) {
+            failed(done, "rejected");
+        }
+
         /** Call {@link #expire} {@code delayMs} from now. */
         void wakeIn(long delayMs);
 
@@ -147,6 +160,10 @@ public final class PublishIntake<T> {
             sender = addSender(id.publisher());
         }
         admitted[sender] = Math.max(admitted[sender], id.sequence());
+        if (effects.rejects(payload)) {
+            effects.rejected(done, payload);
+            return;
+        }
         inFlight.put(id, done);
         if (!epoch.equals(firstPublish)) {
             firstPublish = epoch;

@@ -19,6 +19,7 @@ class PublishIntakeTest {
     private boolean awaiting;
     private final List<String> seen = new ArrayList<>();
     private final List<Long> wakes = new ArrayList<>();
+    private boolean full;
 
     private final PublishIntake<String> intake = new PublishIntake<>(
             new PublishIntake.Roles() {
@@ -58,6 +59,16 @@ class PublishIntakeTest {
                 public void wakeIn(long delayMs) {
                     wakes.add(delayMs);
                 }
+
+                @Override
+                public boolean rejects(ByteBuffer payload) {
+                    return full;
+                }
+
+                @Override
+                public void rejected(String done, ByteBuffer payload) {
+                    seen.add("rejected " + done);
+                }
             });
 
     private static PublishId id(long sequence) {
@@ -72,6 +83,17 @@ class PublishIntakeTest {
         intake.confirmed(id(1));
         assertThat(seen).containsExactly("admit 1@3", "confirmed a", "confirmed a-again");
         assertThat(intake.inFlight()).isZero();
+    }
+
+    @Test
+    void shouldRejectWhileTheQueueRefusesAndLetTheSendersNextPublishFollowTheRejectedOne() {
+        taking = Optional.of(Epoch.of(3));
+        full = true;
+        intake.publish(id(1), NONE, BODY, "a", 0);
+        full = false;
+        intake.publish(id(2), 1, BODY, "b", 0); // sent after 1, which was rejected: still in order
+        assertThat(seen).containsExactly("rejected a", "admit 2@3");
+        assertThat(intake.inFlight()).isEqualTo(1);
     }
 
     @Test
