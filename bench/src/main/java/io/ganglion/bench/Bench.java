@@ -19,6 +19,7 @@ import picocli.CommandLine.Command;
         },
         subcommands = {
             BacklogBench.class,
+            ExpiryBench.class,
             ControllerFailoverBench.class,
             DiskBench.class,
             FailoverBench.class,
