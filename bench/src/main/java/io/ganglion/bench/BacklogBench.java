@@ -74,26 +74,12 @@ final class BacklogBench implements java.util.concurrent.Callable<Integer> {
             try (Connection connection = factory.newConnection()) {
                 Channel channel = connection.createChannel();
                 channel.queueDeclare("backlog", true, false, false, null);
-                channel.confirmSelect();
-                Semaphore window = new Semaphore(2_000);
-                AtomicLong confirmed = new AtomicLong();
-                channel.addConfirmListener(
-                        (tag, multiple) -> {
-                            long done = multiple ? tag - confirmed.get() : 1;
-                            confirmed.addAndGet(done);
-                            window.release((int) done);
-                        },
-                        (tag, multiple) -> {
-                            throw new IllegalStateException("nack " + tag);
-                        });
-                for (int i = 0; i < messages; i++) {
-                    window.acquire();
-                    channel.basicPublish("", "backlog", null, body);
+                publishConfirmed(channel, "backlog", messages, body, i -> {
                     if (i % 100_000 == 0 && i > 0) {
                         System.out.printf("published %,d%n", i);
                     }
-                }
-                channel.waitForConfirmsOrDie(120_000);
+                    return null;
+                });
             }
             double publishSeconds = (System.nanoTime() - publishStart) / 1e9;
             runJcmd(broker.pid());
@@ -135,6 +121,36 @@ final class BacklogBench implements java.util.concurrent.Callable<Integer> {
             System.out.println(ok ? "backlog bench: 1 passed, 0 failed" : "backlog bench: 0 passed, 1 failed");
             return ok ? 0 : 1;
         }
+    }
+
+    /**
+     * Publishes {@code count} messages of {@code body} to {@code queue} with confirms, at most 2,000 unconfirmed, each
+     * with the properties {@code properties} gives for its index; returns once all are confirmed (a nack fails).
+     */
+    static void publishConfirmed(
+            Channel channel,
+            String queue,
+            int count,
+            byte[] body,
+            java.util.function.IntFunction<com.rabbitmq.client.AMQP.BasicProperties> properties)
+            throws Exception {
+        channel.confirmSelect();
+        Semaphore window = new Semaphore(2_000);
+        AtomicLong confirmed = new AtomicLong();
+        channel.addConfirmListener(
+                (tag, multiple) -> {
+                    long done = multiple ? tag - confirmed.get() : 1;
+                    confirmed.addAndGet(done);
+                    window.release((int) done);
+                },
+                (tag, multiple) -> {
+                    throw new IllegalStateException("nack " + tag);
+                });
+        for (int i = 0; i < count; i++) {
+            window.acquire();
+            channel.basicPublish("", queue, properties.apply(i), body);
+        }
+        channel.waitForConfirmsOrDie(120_000);
     }
 
     private static void runJcmd(long pid) throws Exception {

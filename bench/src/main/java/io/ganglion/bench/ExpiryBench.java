@@ -11,8 +11,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -111,32 +109,13 @@ final class ExpiryBench implements java.util.concurrent.Callable<Integer> {
 
     /** Publishes the messages with confirms, each expiring at {@code deadlineMs}; returns the seconds it took. */
     private double fill(Channel channel, long deadlineMs) throws Exception {
-        channel.confirmSelect();
-        Semaphore window = new Semaphore(2_000);
-        AtomicLong confirmed = new AtomicLong();
-        channel.addConfirmListener(
-                (tag, multiple) -> {
-                    long done = multiple ? tag - confirmed.get() : 1;
-                    confirmed.addAndGet(done);
-                    window.release((int) done);
-                },
-                (tag, multiple) -> {
-                    throw new IllegalStateException("nack " + tag);
-                });
-        byte[] body = new byte[size];
         long started = System.nanoTime();
-        for (int i = 0; i < messages; i++) {
-            window.acquire();
+        BacklogBench.publishConfirmed(channel, "expiring", messages, new byte[size], i -> {
             long left = Math.max(1, deadlineMs - System.currentTimeMillis());
-            channel.basicPublish(
-                    "",
-                    "expiring",
-                    new AMQP.BasicProperties.Builder()
-                            .expiration(Long.toString(left))
-                            .build(),
-                    body);
-        }
-        channel.waitForConfirmsOrDie(120_000);
+            return new AMQP.BasicProperties.Builder()
+                    .expiration(Long.toString(left))
+                    .build();
+        });
         return (System.nanoTime() - started) / 1e9;
     }
 
