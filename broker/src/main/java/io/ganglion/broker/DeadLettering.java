@@ -31,6 +31,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class DeadLettering {
     static final String X_DEATH = "x-death";
+    static final String X_DELIVERY_COUNT = "x-delivery-count";
 
     private DeadLettering() {}
 
@@ -93,6 +94,29 @@ final class DeadLettering {
         ByteBuffer payload = MessageRecord.encodeMessage(
                 target.exchange(), routingKey, header, Unpooled.wrappedBuffer(message.body()));
         return new Republished(payload, target.exchange(), keys, dead, readDeaths(deaths), reason);
+    }
+
+    /**
+     * {@code message}'s content header with {@code x-delivery-count} set to {@code count}, as a quorum queue shows a
+     * message returned that often on its next delivery.
+     */
+    static ByteBuffer withDeliveryCount(MessageRecord.Message message, long count) {
+        BasicProperties properties = message.properties();
+        FieldTable headers = properties.headers() == null ? FieldTable.EMPTY : properties.headers();
+        List<FieldTable.Entry> entries = new ArrayList<>(headers.size() + 1);
+        for (FieldTable.Entry entry : headers.entries()) {
+            if (!entry.name().equals(X_DELIVERY_COUNT)) {
+                entries.add(entry);
+            }
+        }
+        entries.add(new FieldTable.Entry(X_DELIVERY_COUNT, FieldValue.of(count)));
+        BasicProperties counted =
+                properties.toBuilder().headers(new FieldTable(entries)).build();
+        return ContentHeaderCodec.encoded(new ContentHeader(
+                ContentHeaderCodec.classId(message.header()),
+                0,
+                ContentHeaderCodec.bodySize(message.header()),
+                counted));
     }
 
     /** The new table of a first death from {@code queue} for {@code reason}. */

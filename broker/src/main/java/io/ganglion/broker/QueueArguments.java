@@ -6,7 +6,6 @@ import io.ganglion.amqp.protocol.ReplyCode;
 import io.ganglion.amqp.server.BrokerFailure;
 import io.ganglion.queues.routing.ResourceName;
 import java.nio.charset.StandardCharsets;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -68,10 +67,10 @@ final class QueueArguments {
      */
     static void refuseUnenforced(Map<String, Object> args, String queue, String vhost) {
         String what = ResourceName.queue(vhost, queue);
-        for (String name : List.of("x-delivery-limit")) {
-            if (args.containsKey(name)) {
-                throw unenforced(name, what);
-            }
+        if (args.containsKey("x-delivery-limit") && !"quorum".equals(args.get("x-queue-type"))) {
+            // RabbitMQ's classic queues ignore it: refused rather than ignored
+            throw failure("invalid arg 'x-delivery-limit' for " + what + ": a delivery limit is supported by quorum"
+                    + " queues only");
         }
         if ("at-least-once".equals(args.get("x-dead-letter-strategy"))) {
             throw unenforced("x-dead-letter-strategy", what);

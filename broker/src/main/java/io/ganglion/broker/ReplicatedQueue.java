@@ -100,6 +100,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** Settlements gathered for one settle record ({@link #settle(long)}), and the epoch they were made in. */
     private final LongArrayList settles = new LongArrayList();
 
+    /** Returns gathered for one returned record ({@link #returned(long)}), written with the settlements. */
+    private final LongArrayList returns = new LongArrayList();
+
     private Epoch settlesEpoch;
     private boolean settleFlushScheduled;
     /** The shard beat that checks the lease while the queue is active, or null. */
@@ -147,6 +150,15 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private final long maxLength;
     private final long maxLengthBytes;
 
+    /**
+     * RabbitMQ 4's delivery limit for a quorum queue without {@code x-delivery-limit}: a message returned more often
+     * goes to the dead-letter exchange, or is dropped.
+     */
+    static final long DEFAULT_DELIVERY_LIMIT = 20;
+
+    /** Whether returns are counted in the log and shown as {@code x-delivery-count}: a quorum queue's. */
+    private final boolean countsDeliveries;
+
     /** Where messages that leave rejected, expired or dropped go, if the queue has a dead-letter exchange. */
     private final Optional<DeadLettering.Target> deadLetterTarget;
 
@@ -191,10 +203,16 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.deadLettersRejected = overflow.equals("reject-publish-dlx");
         this.maxLength = longArgument(def, "x-max-length");
         this.maxLengthBytes = longArgument(def, "x-max-length-bytes");
+        this.countsDeliveries = def.type() == QueueType.QUORUM;
+        long deliveryLimit = !countsDeliveries
+                ? -1
+                : def.arguments().get("x-delivery-limit") instanceof Number limit
+                        ? Math.max(-1, limit.longValue()) // a negative limit: none
+                        : DEFAULT_DELIVERY_LIMIT;
         // with reject-publish the machine drops nothing: it only counts the bytes the intake's check reads
         this.limits = rejectsOverLimit
-                ? new QueueMachine.Limits(-1, maxLengthBytes >= 0 ? Long.MAX_VALUE : -1)
-                : new QueueMachine.Limits(maxLength, maxLengthBytes);
+                ? new QueueMachine.Limits(-1, maxLengthBytes >= 0 ? Long.MAX_VALUE : -1, deliveryLimit)
+                : new QueueMachine.Limits(maxLength, maxLengthBytes, deliveryLimit);
         this.intake = new PublishIntake<>(new IntakeRoles(), new IntakeEffects());
         this.owner = new QueueOwner(new OwnerHost(), this);
     }
@@ -347,6 +365,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     private void drop(String why, boolean movedOn) {
         settles.clear(); // the next owner's machine redelivers them
+        returns.clear();
         owner.drop();
         streamMachine = null;
         streamEpoch = null;
@@ -731,7 +750,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         }
         used();
         QueueMachine machine = owner.gated(host.nowMs());
-        return machine.get(noAck, this).map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount()));
+        return machine.get(noAck, this)
+                .map(taken -> read(taken.offset(), taken.redelivered(), machine.readyCount(), taken.deliveryCount()));
     }
 
     @Override
@@ -800,7 +820,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             LOG.error("event=delivery_without_consumer queue={} consumer={} offset={}", def.name(), consumer, offset);
             return;
         }
-        entry.sink().deliver(entry.tag(), read(offset, redelivered, 0));
+        entry.sink()
+                .deliver(
+                        entry.tag(),
+                        read(offset, redelivered, 0, owner.machine().deliveryCount(offset)));
     }
 
     /**
@@ -810,11 +833,23 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      */
     @Override
     public void settle(long offset) {
-        if (settles.isEmpty()) {
+        gather(settles, offset);
+    }
+
+    /** A delivered message is back in a quorum queue: its return is logged with the settlements, for its count. */
+    @Override
+    public void returned(long offset) {
+        if (countsDeliveries) {
+            gather(returns, offset);
+        }
+    }
+
+    private void gather(LongArrayList batch, long offset) {
+        if (settles.isEmpty() && returns.isEmpty()) {
             settlesEpoch = owner.epoch().orElse(null);
         }
-        settles.addLong(offset);
-        if (settles.size() >= SETTLE_BATCH) {
+        batch.addLong(offset);
+        if (batch.size() >= SETTLE_BATCH) {
             writeSettles();
         } else if (!settleFlushScheduled) {
             settleFlushScheduled = true;
@@ -847,6 +882,14 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     @Override
     public void dropped(long offset) {
         deadLetter(offset, DeadLetters.Reason.MAXLEN);
+        settle(offset);
+    }
+
+    @Override
+    public void overDeliveryLimit(long offset) {
+        LOG.info(
+                "event=delivery_limit_reached queue={} offset={} limit={}", def.name(), offset, limits.deliveryLimit());
+        deadLetter(offset, DeadLetters.Reason.DELIVERY_LIMIT);
         settle(offset);
     }
 
@@ -884,16 +927,23 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * clean stop too, so that the acks of the last milliseconds are not redelivered after it. On the shard.
      */
     void writeSettles() {
-        if (settles.isEmpty()) {
+        if (settles.isEmpty() && returns.isEmpty()) {
             return;
         }
-        long[] offsets = settles.toLongArray();
+        long[] settled = settles.toLongArray();
+        long[] returned = returns.toLongArray();
         settles.clear();
+        returns.clear();
         if (!closed
                 && host != null
                 && owner.serving()
                 && java.util.Objects.equals(owner.epoch().orElse(null), settlesEpoch)) {
-            host.deliver(new ReplicaEvent.SettleAdmitted(offsets));
+            if (returned.length > 0) {
+                host.deliver(new ReplicaEvent.ReturnAdmitted(returned));
+            }
+            if (settled.length > 0) {
+                host.deliver(new ReplicaEvent.SettleAdmitted(settled));
+            }
         }
     }
 
@@ -905,7 +955,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         return message;
     }
 
-    private Delivery read(long offset, boolean redelivered, long messageCount) {
+    /** The delivery of the message at {@code offset}; a quorum queue's shows a count above 0 as x-delivery-count. */
+    private Delivery read(long offset, boolean redelivered, long messageCount, long deliveryCount) {
         try {
             Record.Message message = message(offset);
             MessageRecord.Message decoded = MessageRecord.decodeMessage(message.body());
@@ -915,7 +966,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                     redelivered,
                     decoded.exchange(),
                     decoded.routingKey(),
-                    decoded.header(),
+                    countsDeliveries && deliveryCount > 0
+                            ? DeadLettering.withDeliveryCount(decoded, deliveryCount)
+                            : decoded.header(),
                     Unpooled.wrappedBuffer(decoded.body()),
                     messageCount);
         } catch (IOException e) {

@@ -25,4 +25,12 @@ public interface QueueEffects {
     default void dropped(long offset) {
         settle(offset);
     }
+
+    /** The message at {@code offset} was returned more often than the delivery limit allows: it leaves as settled. */
+    default void overDeliveryLimit(long offset) {
+        settle(offset);
+    }
+
+    /** The message at {@code offset} went back to the queue after a delivery, counted toward its delivery limit. */
+    default void returned(long offset) {}
 }

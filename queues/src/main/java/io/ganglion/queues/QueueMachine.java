@@ -35,6 +35,11 @@ import org.agrona.collections.LongHashSet;
  * does. Only ready messages count; the ones out with consumers do not. Body sizes are kept only while a byte limit is
  * set.
  *
+ * <p>Delivery limit ({@link Limits#deliveryLimit}): every return of a delivered message to the queue (a requeueing
+ * reject, or the unacknowledged messages of a closed channel) counts one; a message returned more often than the
+ * limit leaves the queue ({@link QueueEffects#overDeliveryLimit}) instead of going back. Each counted return is
+ * reported ({@link QueueEffects#returned}) so that a replicated queue can log it; {@link #deliveryCount} reads it.
+ *
  * <p>Not thread-safe: one queue lives on one shard, and only that shard's thread calls it.
  */
 public final class QueueMachine {
@@ -46,7 +51,9 @@ public final class QueueMachine {
 
     private final LongArrayQueue fresh = new LongArrayQueue(LongArrayQueue.DEFAULT_NULL_VALUE);
     private final TreeSet<Long> returned = new TreeSet<>();
-    private final LongHashSet everReturned = new LongHashSet();
+    /** How often each message not settled was returned after a delivery (its delivery count), if at all. */
+    private final Long2LongHashMap returns = new Long2LongHashMap(0);
+
     private final Long2ObjectHashMap<ConsumerKey> unacked = new Long2ObjectHashMap<>();
     private final Map<ConsumerKey, ConsumerState> consumers = new LinkedHashMap<>();
     private final List<ConsumerKey> ring = new ArrayList<>();
@@ -64,6 +71,7 @@ public final class QueueMachine {
 
     private final long maxReady;
     private final long maxReadyBytes;
+    private final long deliveryLimit;
     /** Body sizes of the messages not settled, kept while a byte limit is set. */
     private final Long2LongHashMap bodyBytes = new Long2LongHashMap(-1);
 
@@ -85,11 +93,17 @@ public final class QueueMachine {
     }
 
     /**
-     * A queue's length limits: at most {@code maxReady} ready messages ({@code x-max-length}) and {@code
-     * maxReadyBytes} bytes of their bodies ({@code x-max-length-bytes}); -1 for no limit.
+     * A queue's limits: at most {@code maxReady} ready messages ({@code x-max-length}) and {@code maxReadyBytes} bytes
+     * of their bodies ({@code x-max-length-bytes}), and at most {@code deliveryLimit} returns of one message ({@code
+     * x-delivery-limit}); -1 for no limit.
      */
-    public record Limits(long maxReady, long maxReadyBytes) {
-        public static final Limits NONE = new Limits(-1, -1);
+    public record Limits(long maxReady, long maxReadyBytes, long deliveryLimit) {
+        public static final Limits NONE = new Limits(-1, -1, -1);
+
+        /** Length limits only: no delivery limit. */
+        public Limits(long maxReady, long maxReadyBytes) {
+            this(maxReady, maxReadyBytes, -1);
+        }
 
         /** Whether body sizes count (a byte limit is set). */
         public boolean countsBytes() {
@@ -106,6 +120,7 @@ public final class QueueMachine {
     public QueueMachine(Limits limits) {
         this.maxReady = limits.maxReady();
         this.maxReadyBytes = limits.maxReadyBytes();
+        this.deliveryLimit = limits.deliveryLimit();
     }
 
     /**
@@ -122,7 +137,19 @@ public final class QueueMachine {
      * bodySizes}, read only when a byte limit is set). The limits apply at the next enqueue.
      */
     public static QueueMachine recovered(long[] unsettled, long[] expiresAtMs, long[] bodySizes, Limits limits) {
+        return recovered(unsettled, expiresAtMs, bodySizes, null, limits);
+    }
+
+    /**
+     * As {@link #recovered(long[], long[], long[], Limits)}, each message with the returns counted for it before
+     * ({@code returnCounts[i]} for {@code unsettled[i]}; null: none).
+     */
+    public static QueueMachine recovered(
+            long[] unsettled, long[] expiresAtMs, long[] bodySizes, long[] returnCounts, Limits limits) {
         QueueMachine queue = new QueueMachine(limits);
+        if (returnCounts != null && returnCounts.length != unsettled.length) {
+            throw new IllegalArgumentException("one return count per offset");
+        }
         if ((expiresAtMs != null && expiresAtMs.length != unsettled.length)
                 || (limits.countsBytes() && (bodySizes == null || bodySizes.length != unsettled.length))) {
             throw new IllegalArgumentException("one expiry time and one body size per offset");
@@ -134,6 +161,9 @@ public final class QueueMachine {
             if (limits.countsBytes()) {
                 queue.bodyBytes.put(unsettled[i], bodySizes[i]);
                 queue.readyBytes += bodySizes[i];
+            }
+            if (returnCounts != null && returnCounts[i] > 0) {
+                queue.returns.put(unsettled[i], returnCounts[i]);
             }
         }
         long last = Long.MIN_VALUE;
@@ -364,7 +394,12 @@ public final class QueueMachine {
     }
 
     /** A message taken by {@code basic.get}. */
-    public record Taken(long offset, boolean redelivered) {}
+    public record Taken(long offset, boolean redelivered, long deliveryCount) {
+        /** A message never returned before. */
+        public Taken(long offset, boolean redelivered) {
+            this(offset, redelivered, 0);
+        }
+    }
 
     /**
      * {@code basic.get}: takes the lowest ready message, if any. With {@code noAck} it is settled at once; otherwise it
@@ -376,7 +411,7 @@ public final class QueueMachine {
             return Optional.empty();
         }
         long offset = takeReady();
-        Taken taken = new Taken(offset, isRedelivery(offset));
+        Taken taken = new Taken(offset, isRedelivery(offset), returns.get(offset));
         if (noAck) {
             settle(offset, effects);
         } else {
@@ -386,7 +421,12 @@ public final class QueueMachine {
     }
 
     private boolean isRedelivery(long offset) {
-        return offset < redeliveredBelow || everReturned.contains(offset);
+        return offset < redeliveredBelow || returns.containsKey(offset);
+    }
+
+    /** How often the message at {@code offset} was returned after a delivery: its {@code x-delivery-count}. */
+    public long deliveryCount(long offset) {
+        return returns.get(offset);
     }
 
     /** The message at {@code offset} was acknowledged: settle it. Unknown offsets are ignored and reported false. */
@@ -412,7 +452,7 @@ public final class QueueMachine {
         }
         release(holder);
         if (requeue) {
-            returnToReady(offset);
+            returnAfterDelivery(offset, effects);
         } else {
             forget(offset);
             effects.rejected(offset);
@@ -427,7 +467,7 @@ public final class QueueMachine {
             ConsumerKey holder = unacked.remove(offset);
             if (holder != null) {
                 release(holder);
-                returnToReady(offset);
+                returnAfterDelivery(offset, effects);
             }
         }
         dispatch(effects);
@@ -442,9 +482,21 @@ public final class QueueMachine {
         return purged;
     }
 
+    /** A delivered message comes back: counted, then back to its place, or gone when past the delivery limit. */
+    private void returnAfterDelivery(long offset, QueueEffects effects) {
+        long count = returns.get(offset) + 1;
+        if (deliveryLimit >= 0 && count > deliveryLimit) {
+            forget(offset);
+            effects.overDeliveryLimit(offset);
+            return;
+        }
+        returns.put(offset, count);
+        effects.returned(offset);
+        returnToReady(offset);
+    }
+
     private void returnToReady(long offset) {
         returned.add(offset);
-        everReturned.add(offset);
         readyBytes += Math.max(0, bodyBytes.get(offset));
         long expiresAtMs = expiries.get(offset);
         if (expiresAtMs != NEVER) {
@@ -459,7 +511,7 @@ public final class QueueMachine {
 
     /** The message at {@code offset} leaves the queue: what is kept of it goes. Returns its body size, if kept. */
     private long forget(long offset) {
-        everReturned.remove(offset);
+        returns.remove(offset);
         expiries.remove(offset);
         return Math.max(0, bodyBytes.remove(offset));
     }

@@ -136,7 +136,7 @@ class QueueMachineTest {
         assertThat(queue.get(true, effects)).contains(new QueueMachine.Taken(8, false));
         assertThat(effects.settled).containsExactly(8L);
         queue.requeue(new long[] {7}, effects);
-        assertThat(queue.get(false, effects)).contains(new QueueMachine.Taken(7, true));
+        assertThat(queue.get(false, effects)).contains(new QueueMachine.Taken(7, true, 1));
         assertThat(queue.ack(7, effects)).isTrue();
     }
 

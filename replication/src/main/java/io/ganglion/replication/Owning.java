@@ -251,10 +251,18 @@ final class Owning implements Role {
     }
 
     void onSettle(long[] settled, long nowMs) {
+        appendUnconfirmed(new Record.Settle(epoch, log.end() + 1, settled), nowMs);
+    }
+
+    void onReturn(long[] returned, long nowMs) {
+        appendUnconfirmed(new Record.Returned(epoch, log.end() + 1, returned), nowMs);
+    }
+
+    /** Appends and streams a record that no one waits a confirm for (a settle or a return). */
+    private void appendUnconfirmed(Record record, long nowMs) {
         if (sealed || !started || log.fenced(epoch)) {
             return;
         }
-        Record record = new Record.Settle(epoch, log.end() + 1, settled);
         log.append(List.of(record));
         stream(record, nowMs);
     }

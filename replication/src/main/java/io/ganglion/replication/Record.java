@@ -95,4 +95,41 @@ public sealed interface Record {
             return "Settle[epoch=" + epoch + ", offset=" + offset + ", settled=" + Arrays.toString(settled) + "]";
         }
     }
+
+    /**
+     * The messages at the offsets {@code returned} went back to the queue after a delivery (a requeueing reject or nack,
+     * or a closed channel's unacknowledged messages): each counts one more failed delivery, so that a quorum queue's
+     * delivery count ({@code x-delivery-count}, {@code x-delivery-limit}) survives a change of owner.
+     */
+    record Returned(Epoch epoch, long offset, long[] returned) implements Record {
+        public Returned {
+            Objects.requireNonNull(epoch, "epoch");
+            if (returned.length == 0) {
+                throw new IllegalArgumentException("a returned record returns at least one offset");
+            }
+        }
+
+        @Override
+        public int size() {
+            return HEADER_BYTES + (returned.length - 1) * Long.BYTES;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof Returned that
+                    && epoch.equals(that.epoch)
+                    && offset == that.offset
+                    && Arrays.equals(returned, that.returned);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(epoch, offset, Arrays.hashCode(returned));
+        }
+
+        @Override
+        public String toString() {
+            return "Returned[epoch=" + epoch + ", offset=" + offset + ", returned=" + Arrays.toString(returned) + "]";
+        }
+    }
 }

@@ -148,6 +148,11 @@ public final class Replica {
                     owning.onSettle(settle.offsets(), nowMs);
                 }
             }
+            case ReplicaEvent.ReturnAdmitted returned -> {
+                if (role instanceof Owning owning) {
+                    owning.onReturn(returned.offsets(), nowMs);
+                }
+            }
             case SettledLowWater lowWaterMark -> lowWater = Math.max(lowWater, lowWaterMark.offset());
             case AppendDurable appended -> onDurable(appended.offset(), nowMs);
             case SealPersisted persisted -> onSealPersisted(persisted.epoch());

@@ -62,6 +62,15 @@ public sealed interface ReplicaEvent {
         }
     }
 
+    /** The queue returned the messages at {@code offsets} after a delivery: log one returned record. */
+    record ReturnAdmitted(long[] offsets) implements ReplicaEvent {
+        public ReturnAdmitted {
+            if (offsets.length == 0) {
+                throw new IllegalArgumentException("nothing returned");
+            }
+        }
+    }
+
     /** Every message below {@code offset} is settled: the owner may discard below it (see retention). */
     record SettledLowWater(long offset) implements ReplicaEvent {}
 

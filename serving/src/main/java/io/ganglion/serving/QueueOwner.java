@@ -9,6 +9,7 @@ import java.util.ArrayDeque;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import org.agrona.collections.Long2LongHashMap;
 import org.agrona.collections.LongArrayList;
 import org.agrona.collections.LongHashSet;
 
@@ -19,7 +20,8 @@ import org.agrona.collections.LongHashSet;
  * <ul>
  *   <li><b>Rebuild.</b> At the first commit report of an owned epoch ({@link #deliverable}) the queue is rebuilt from
  *       the log: every message from the logical start that no settle record settles, all marked redelivered (an
- *       earlier owner may have delivered them), with deliveries held until the lease allows them. The runtime then
+ *       earlier owner may have delivered them), each with the returns its returned records count (its delivery
+ *       count), with deliveries held until the lease allows them. The runtime then
  *       subscribes its consumers again ({@link Host#rebuilt}).
  *   <li><b>Committed only.</b> Later commit reports enqueue the messages up to the commit, so nothing is delivered
  *       before it is durable on W copies.
@@ -93,7 +95,10 @@ public final class QueueOwner {
             return QueueMachine.NEVER;
         }
 
-        /** The queue's length limits ({@code x-max-length}, {@code x-max-length-bytes}), read at each rebuild. */
+        /**
+         * The queue's limits ({@code x-max-length}, {@code x-max-length-bytes}, {@code x-delivery-limit}), read at
+         * each rebuild.
+         */
         default QueueMachine.Limits limits() {
             return QueueMachine.Limits.NONE;
         }
@@ -218,6 +223,7 @@ public final class QueueOwner {
         LongArrayList expiries = new LongArrayList();
         LongArrayList sizes = new LongArrayList();
         LongHashSet settled = new LongHashSet();
+        Long2LongHashMap returns = new Long2LongHashMap(0);
         for (Record record : host.read(host.start(), upTo)) {
             switch (record) {
                 case Record.Message message -> {
@@ -233,21 +239,33 @@ public final class QueueOwner {
                         settled.add(offset);
                     }
                 }
+                case Record.Returned returned -> {
+                    for (long offset : returned.returned()) {
+                        returns.put(offset, returns.get(offset) + 1);
+                    }
+                }
                 case Record.EpochStart start -> {}
             }
         }
         LongArrayList unsettled = new LongArrayList();
         LongArrayList unsettledExpiries = new LongArrayList();
         LongArrayList unsettledSizes = new LongArrayList();
+        LongArrayList unsettledReturns = new LongArrayList();
         for (int i = 0; i < messages.size(); i++) {
-            if (!settled.contains(messages.getLong(i))) {
-                unsettled.addLong(messages.getLong(i));
+            long offset = messages.getLong(i);
+            if (!settled.contains(offset)) {
+                unsettled.addLong(offset);
                 unsettledExpiries.addLong(expiries.getLong(i));
                 unsettledSizes.addLong(sizes.getLong(i));
+                unsettledReturns.addLong(returns.get(offset));
             }
         }
         machine = QueueMachine.recovered(
-                unsettled.toLongArray(), unsettledExpiries.toLongArray(), unsettledSizes.toLongArray(), limits);
+                unsettled.toLongArray(),
+                unsettledExpiries.toLongArray(),
+                unsettledSizes.toLongArray(),
+                unsettledReturns.toLongArray(),
+                limits);
         countsBytes = limits.countsBytes();
         machine.holdDelivery(); // until the owner lease allows it (a new owner waits out its predecessor's lease)
         epoch = owned;

@@ -139,4 +139,19 @@ class QueueOwnerTest {
         owner.tick(13_000);
         assertThat(lowWaters).containsExactly(11L);
     }
+
+    @Test
+    void shouldRebuildEachMessagesDeliveryCountFromItsReturnedRecords() throws Exception {
+        log.add(new Record.EpochStart(EPOCH, 0));
+        append(3); // offsets 1..3
+        log.add(new Record.Returned(EPOCH, log.size(), new long[] {1, 2}));
+        log.add(new Record.Returned(EPOCH, log.size(), new long[] {2}));
+        log.add(new Record.Settle(EPOCH, log.size(), 1));
+        commit(0);
+
+        QueueMachine machine = owner.machine();
+        assertThat(machine.readyCount()).isEqualTo(2);
+        assertThat(machine.deliveryCount(2)).isEqualTo(2);
+        assertThat(machine.deliveryCount(3)).isZero();
+    }
 }

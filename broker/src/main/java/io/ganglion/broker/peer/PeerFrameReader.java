@@ -242,11 +242,11 @@ final class PeerFrameReader {
         return values;
     }
 
-    /** A settle record's offsets: at least one. */
+    /** A settle or returned record's offsets: at least one. */
     private static long[] readSettled(ByteBuf body) {
         int count = readCount(body, Long.BYTES, "settled offsets");
         if (count == 0) {
-            throw new PeerProtocolException(Reason.MALFORMED, "a settle record with no offset");
+            throw new PeerProtocolException(Reason.MALFORMED, "a settle or returned record with no offset");
         }
         long[] settled = new long[count];
         for (int i = 0; i < count; i++) {
@@ -347,6 +347,8 @@ final class PeerFrameReader {
                         case PeerFrameDescriptor.RECORD_EPOCH_START -> new Record.EpochStart(epoch, offset);
                         case PeerFrameDescriptor.RECORD_MESSAGE -> readMessage(body, epoch, offset);
                         case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readSettled(body));
+                        case PeerFrameDescriptor.RECORD_RETURNED ->
+                            new Record.Returned(epoch, offset, readSettled(body));
                         default -> throw unknownKind("record", kind);
                     });
         }

@@ -510,6 +510,15 @@ final class PeerFrameWriter {
                         out.writeLong(settled);
                     }
                 }
+                case Record.Returned r -> {
+                    out.writeByte(PeerFrameDescriptor.RECORD_RETURNED);
+                    out.writeLong(r.epoch().value());
+                    out.writeLong(r.offset());
+                    out.writeInt(r.returned().length);
+                    for (long returned : r.returned()) {
+                        out.writeLong(returned);
+                    }
+                }
             }
         }
     }
@@ -523,6 +532,7 @@ final class PeerFrameWriter {
                         case Record.Message r ->
                             3L * Long.BYTES + Integer.BYTES + r.body().remaining();
                         case Record.Settle r -> Integer.BYTES + (long) r.settled().length * Long.BYTES;
+                        case Record.Returned r -> Integer.BYTES + (long) r.returned().length * Long.BYTES;
                     };
         }
         return length;

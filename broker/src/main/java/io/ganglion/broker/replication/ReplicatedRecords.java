@@ -15,7 +15,9 @@ import java.nio.ByteBuffer;
  * <pre>
  *   EpochStart  storage EPOCH_START, empty payload
  *   Message     storage DATA, payload: u8 0x11 | i64 publisher | i64 sequence | body
- *   Settle      storage DATA, payload: u8 0x12 | i64 settled offset
+ *   Settle      storage DATA, payload: u8 0x12 | i64 settled offset  (one offset)
+ *                                     u8 0x13 | i64 settled offsets (several)
+ *   Returned    storage DATA, payload: u8 0x14 | i64 returned offsets (one or more)
  * </pre>
  *
  * The kind octets differ from the single-copy queue's own payloads ({@code MessageRecord}: 1 and 2), so neither reader
@@ -26,6 +28,8 @@ public final class ReplicatedRecords {
     public static final byte SETTLE = 0x12;
     /** A settle record of several offsets: the tag, then the offsets as the body. */
     public static final byte SETTLES = 0x13;
+    /** A returned record: the tag, then the offsets as the body. */
+    public static final byte RETURNED = 0x14;
     /** Kind, publisher, sequence: what precedes a message's body. */
     public static final int MESSAGE_HEADER_LENGTH = 1 + 2 * Long.BYTES;
 
@@ -63,24 +67,32 @@ public final class ReplicatedRecords {
                     scratch.put(SETTLES);
                 }
             }
+            case Record.Returned returned -> scratch.put(RETURNED);
         }
         return scratch.flip();
     }
 
     /**
      * What follows the {@link #prefix} in {@code record}'s storage payload: a message's body, the offsets of a settle
-     * record of several, else nothing.
+     * record of several or of a returned record, else nothing.
      */
     public static ByteBuffer body(Record record) {
         if (record instanceof Record.Message message) {
             return message.body();
         }
         if (record instanceof Record.Settle settle && settle.settled().length > 1) {
-            ByteBuffer offsets = ByteBuffer.allocate(settle.settled().length * Long.BYTES);
-            offsets.asLongBuffer().put(settle.settled());
-            return offsets;
+            return offsets(settle.settled());
+        }
+        if (record instanceof Record.Returned returned) {
+            return offsets(returned.returned());
         }
         return EMPTY;
+    }
+
+    private static ByteBuffer offsets(long[] values) {
+        ByteBuffer offsets = ByteBuffer.allocate(values.length * Long.BYTES);
+        offsets.asLongBuffer().put(values);
+        return offsets;
     }
 
     /** The storage payload of {@code record}, in a new buffer: its {@link #prefix} then its {@link #body}. */
@@ -125,6 +137,11 @@ public final class ReplicatedRecords {
             long[] settled = new long[payload.remaining() / Long.BYTES];
             payload.asLongBuffer().get(settled);
             return new Record.Settle(epoch, stored.offset(), settled);
+        }
+        if (kind == RETURNED && payload.remaining() >= Long.BYTES && payload.remaining() % Long.BYTES == 0) {
+            long[] returned = new long[payload.remaining() / Long.BYTES];
+            payload.asLongBuffer().get(returned);
+            return new Record.Returned(epoch, stored.offset(), returned);
         }
         throw notOurs(
                 stored,

@@ -95,7 +95,8 @@ final class PeerMessages {
                                     ByteBuffer.wrap(new byte[] {1, 2}),
                                     1_700_000_000_001L),
                             new Record.Settle(Epoch.of(3), 102, 101),
-                            new Record.Settle(Epoch.of(3), 103, new long[] {99, 100})),
+                            new Record.Settle(Epoch.of(3), 103, new long[] {99, 100}),
+                            new Record.Returned(Epoch.of(3), 104, new long[] {101})),
                     1_700_000_000_123L,
                     90));
 
@@ -289,8 +290,13 @@ final class PeerMessages {
         Epoch epoch = epoch();
         for (int i = random.nextInt(6); i > 0; i--, offset++) {
             records.add(
-                    switch (random.nextInt(3)) {
+                    switch (random.nextInt(4)) {
                         case 0 -> new Record.EpochStart(epoch, offset);
+                        case 3 ->
+                            new Record.Returned(
+                                    epoch,
+                                    offset,
+                                    random.longs(1 + random.nextInt(4)).toArray());
                         case 1 ->
                             new Record.Message(
                                     epoch,
