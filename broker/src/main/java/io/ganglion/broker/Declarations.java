@@ -63,6 +63,7 @@ final class Declarations {
             "x-dead-letter-routing-key",
             "x-max-priority",
             "x-overflow",
+            "x-delivery-limit",
             "x-quorum-initial-group-size",
             "x-copies",
             "x-durability",

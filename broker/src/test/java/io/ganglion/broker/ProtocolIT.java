@@ -296,7 +296,6 @@ class ProtocolIT {
     @Test
     void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
         List<Map<String, Object>> unenforced = List.of(
-                Map.of("x-delivery-limit", 3),
                 Map.of("x-dead-letter-strategy", "at-least-once"),
                 Map.of("x-max-priority", 5),
                 Map.of("x-single-active-consumer", true));

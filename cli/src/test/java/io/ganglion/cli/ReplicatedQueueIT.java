@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
 import io.ganglion.testing.ClusterTest;
 import io.ganglion.testing.Poll;
 import java.nio.charset.StandardCharsets;
@@ -21,8 +22,10 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -613,6 +616,97 @@ class ReplicatedQueueIT {
                     + recovered.path("epoch").asLong() + ", 100 messages of TTL 8 s gone " + gone
                     + " ms after their publish");
         }
+    }
+
+    /**
+     * The delivery limit across a kill -9 of the owner: each message's returns are in the log, so the new owner goes on
+     * counting from them; past the limit every message reaches the dead-letter queue, none lost.
+     */
+    @Test
+    void shouldKeepDeliveryCountsWhenTheOwnerIsKilled() throws Exception {
+        startCluster(3);
+        declare("poison.dlq", Map.of("x-queue-type", "quorum"));
+        JsonNode queue = declare(
+                "poison",
+                Map.of(
+                        "x-queue-type",
+                        "quorum",
+                        "x-delivery-limit",
+                        3,
+                        "x-dead-letter-exchange",
+                        "",
+                        "x-dead-letter-routing-key",
+                        "poison.dlq"));
+        BrokerChild owner = byId(queue.path("owner").asText());
+        BrokerChild client = other(owner);
+        int messages = 20;
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.confirmSelect();
+            for (int i = 0; i < messages; i++) {
+                channel.basicPublish("", "poison", null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+            }
+            channel.waitForConfirmsOrDie(10_000);
+            for (int round = 0; round < 2; round++) {
+                returnEach(channel, "poison", messages, round);
+            }
+            Thread.sleep(500); // the returned records are written within 10 ms and replicated
+        }
+        owner.kill();
+        awaitQueue(
+                client,
+                "poison",
+                q -> q.path("active").asBoolean() && !q.path("owner").asText().equals(owner.nodeId()));
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            returnEach(channel, "poison", messages, 2); // the third return: at the limit, still kept
+            for (int i = 0; i < messages; i++) {
+                GetResponse got = awaitGet(channel, "poison");
+                assertThat(got.getProps().getHeaders().get("x-delivery-count")).isEqualTo(3L);
+                channel.basicNack(got.getEnvelope().getDeliveryTag(), false, true); // past it: dead-lettered
+            }
+            Poll.until(
+                    Duration.ofSeconds(20),
+                    () -> channel.queueDeclarePassive("poison.dlq").getMessageCount() == messages,
+                    () -> "every message dead-lettered");
+            assertThat(channel.queueDeclarePassive("poison").getMessageCount()).isZero();
+            Set<String> dead = new HashSet<>();
+            for (GetResponse got; (got = channel.basicGet("poison.dlq", true)) != null; ) {
+                dead.add(new String(got.getBody(), StandardCharsets.UTF_8));
+                assertThat(got.getProps()
+                                .getHeaders()
+                                .get("x-first-death-reason")
+                                .toString())
+                        .isEqualTo("delivery_limit");
+            }
+            assertThat(dead).hasSize(messages);
+        }
+    }
+
+    /**
+     * Takes all {@code count} messages of {@code queue}, each returned {@code returned} times so far, then returns them
+     * (a requeued message goes back to its place at the head).
+     */
+    private static void returnEach(Channel channel, String queue, int count, int returned) throws Exception {
+        List<Long> tags = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            GetResponse got = awaitGet(channel, queue);
+            Object header = got.getProps().getHeaders() == null
+                    ? null
+                    : got.getProps().getHeaders().get("x-delivery-count");
+            assertThat(header).as("x-delivery-count").isEqualTo(returned == 0 ? null : (long) returned);
+            tags.add(got.getEnvelope().getDeliveryTag());
+        }
+        for (long tag : tags) {
+            channel.basicNack(tag, false, true);
+        }
+    }
+
+    private static GetResponse awaitGet(Channel channel, String queue) {
+        return Poll.untilPresent(
+                Duration.ofSeconds(20),
+                () -> java.util.Optional.ofNullable(channel.basicGet(queue, false)),
+                () -> "a message in " + queue);
     }
 
     /**
