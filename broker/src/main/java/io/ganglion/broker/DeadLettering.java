@@ -39,10 +39,13 @@ final class DeadLettering {
     @FunctionalInterface
     interface Sink {
         /** Drops everything: for a queue outside a broker (unit tests). */
-        Sink NONE = (vhost, message) -> CompletableFuture.completedFuture(null);
+        Sink NONE = (vhost, message, mustRoute) -> CompletableFuture.completedFuture(null);
 
-        /** Routes and publishes {@code message} in {@code vhost}; completes once every queue it reached has it. */
-        CompletableFuture<Void> publish(String vhost, Republished message);
+        /**
+         * Routes and publishes {@code message} in {@code vhost}; completes once every queue it reached has it, and
+         * with {@code mustRoute} fails when it reaches none.
+         */
+        CompletableFuture<Void> publish(String vhost, Republished message, boolean mustRoute);
     }
 
     /**

@@ -64,6 +64,7 @@ final class Declarations {
             "x-max-priority",
             "x-overflow",
             "x-delivery-limit",
+            "x-dead-letter-strategy",
             "x-quorum-initial-group-size",
             "x-copies",
             "x-durability",

@@ -103,15 +103,21 @@ final class PublishRouter {
      * Publishes a dead-lettered message from a queue of {@code vhost} to the queues its dead-letter exchange routes it
      * to, but those it would reach in a cycle ({@link DeadLettering.Republished#cycles}). Returns when all of them have
      * it durably, or at once when it reaches none: a dead-letter exchange that does not exist drops it, as in
-     * RabbitMQ. Any thread.
+     * RabbitMQ. With {@code mustRoute} (at-least-once) a message its exchange routes to no queue fails instead, to be
+     * tried again. Any thread.
      */
-    CompletableFuture<Void> deadLetter(String vhost, DeadLettering.Republished message) {
+    CompletableFuture<Void> deadLetter(String vhost, DeadLettering.Republished message, boolean mustRoute) {
         Optional<Vhost> current = directory.image().vhost(vhost);
         Optional<Exchange> exchange = current.flatMap(v -> v.topology().exchange(message.exchange()));
-        if (exchange.isEmpty()) {
-            return CompletableFuture.completedFuture(null);
+        Set<String> queues = exchange.isEmpty()
+                ? Set.of()
+                : route(current.get().topology(), exchange.get(), message.keys(), message.properties());
+        if (queues.isEmpty()) {
+            return mustRoute
+                    ? CompletableFuture.failedFuture(new IllegalStateException(
+                            "dead-letter exchange '" + message.exchange() + "' routes it to no queue"))
+                    : CompletableFuture.completedFuture(null);
         }
-        Set<String> queues = route(current.get().topology(), exchange.get(), message.keys(), message.properties());
         List<CompletableFuture<Void>> durable = new ArrayList<>(queues.size());
         for (String queue : queues) {
             Optional<QueueDef> def = current.get().queue(queue);

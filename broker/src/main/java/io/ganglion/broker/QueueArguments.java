@@ -72,8 +72,13 @@ final class QueueArguments {
             throw failure("invalid arg 'x-delivery-limit' for " + what + ": a delivery limit is supported by quorum"
                     + " queues only");
         }
-        if ("at-least-once".equals(args.get("x-dead-letter-strategy"))) {
-            throw unenforced("x-dead-letter-strategy", what);
+        if ("at-least-once".equals(args.get("x-dead-letter-strategy"))
+                && !("quorum".equals(args.get("x-queue-type"))
+                        && "reject-publish".equals(args.get("x-overflow"))
+                        && args.get("x-dead-letter-exchange") instanceof String)) {
+            // RabbitMQ falls back to at-most-once without these: refused rather than weakened unseen
+            throw failure("invalid arg 'x-dead-letter-strategy' for " + what + ": at-least-once needs a quorum queue"
+                    + " with x-overflow reject-publish and an x-dead-letter-exchange");
         }
         if ("reject-publish-dlx".equals(args.get("x-overflow")) && "quorum".equals(args.get("x-queue-type"))) {
             // RabbitMQ's quorum queues log a warning and drop from the head instead: refused rather than ignored

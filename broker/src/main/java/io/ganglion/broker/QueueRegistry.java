@@ -164,7 +164,7 @@ final class QueueRegistry {
                 shard,
                 publisherId(context, context.self().value(), false),
                 () -> directory.image().coordination().settings().value(RuntimeSettings.RESEND_WINDOW_MS),
-                (inVhost, message) -> deadLetters.publish(inVhost, message));
+                (inVhost, message, mustRoute) -> deadLetters.publish(inVhost, message, mustRoute));
         queue.onUnused(() ->
                 directory.log().propose(new MetadataCommand.DeleteUnusedQueue(vhost, def.name(), def.objectId())));
         return queue;

@@ -159,6 +159,19 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     /** Whether returns are counted in the log and shown as {@code x-delivery-count}: a quorum queue's. */
     private final boolean countsDeliveries;
 
+    /**
+     * {@code x-dead-letter-strategy} at-least-once (a quorum queue with reject-publish and a dead-letter exchange): a
+     * message that leaves is settled only once its dead-letter targets confirmed it.
+     */
+    private final boolean atLeastOnce;
+
+    /** How long an at-least-once dead-letter that reached no queue, or failed, waits before it is tried again. */
+    private static final long DEAD_LETTER_RETRY_MS = 1_000;
+
+    /** At-least-once dead-letter decisions gathered for one dead-lettered record per reason, written first. */
+    private final java.util.EnumMap<DeadLetters.Reason, LongArrayList> deadLettered =
+            new java.util.EnumMap<>(DeadLetters.Reason.class);
+
     /** Where messages that leave rejected, expired or dropped go, if the queue has a dead-letter exchange. */
     private final Optional<DeadLettering.Target> deadLetterTarget;
 
@@ -204,6 +217,9 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
         this.maxLength = longArgument(def, "x-max-length");
         this.maxLengthBytes = longArgument(def, "x-max-length-bytes");
         this.countsDeliveries = def.type() == QueueType.QUORUM;
+        this.atLeastOnce = countsDeliveries
+                && deadLetterTarget.isPresent()
+                && "at-least-once".equals(def.arguments().get("x-dead-letter-strategy"));
         long deliveryLimit = !countsDeliveries
                 ? -1
                 : def.arguments().get("x-delivery-limit") instanceof Number limit
@@ -366,6 +382,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     private void drop(String why, boolean movedOn) {
         settles.clear(); // the next owner's machine redelivers them
         returns.clear();
+        deadLettered.clear(); // the next owner dead-letters again what no settle record settled
         owner.drop();
         streamMachine = null;
         streamEpoch = null;
@@ -421,6 +438,10 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             // consumers kept from an earlier epoch of this owner subscribe again
             consumers.forEach((key, entry) ->
                     machine.consume(key, entry.prefetch(), entry.noAck(), entry.exclusive(), ReplicatedQueue.this));
+            for (long[] pending : owner.pendingDeadLetters()) {
+                DeadLetters.Reason.ofCode(pending[1])
+                        .ifPresent(reason -> deadLetterAtLeastOnce(pending[0], reason, epoch));
+            }
             used(); // a new owner, or a restart, counts x-expires from its start
             startGateTicker();
             firstServed.complete(null);
@@ -604,7 +625,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 return false;
             }
             QueueMachine machine = owner.machine();
-            return (maxLength >= 0 && machine.readyCount() + (long) intake.inFlight() >= maxLength)
+            long held = machine.readyCount() + (long) intake.inFlight() + owner.pendingDeadLetterCount();
+            return (maxLength >= 0 && held >= maxLength)
                     || (maxLengthBytes >= 0 && machine.readyBytes() >= maxLengthBytes);
         }
 
@@ -614,7 +636,8 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
                 deadLetters.publish(
                         vhost,
                         DeadLettering.republish(
-                                payload, def.name(), DeadLetters.Reason.MAXLEN, deadLetterTarget.get(), host.nowMs()));
+                                payload, def.name(), DeadLetters.Reason.MAXLEN, deadLetterTarget.get(), host.nowMs()),
+                        false);
             }
             done.completeExceptionally(
                     new PublishRejected(ResourceName.queue(vhost, def.name()) + " is at its length limit (x-overflow "
@@ -845,7 +868,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     private void gather(LongArrayList batch, long offset) {
-        if (settles.isEmpty() && returns.isEmpty()) {
+        if (settles.isEmpty() && returns.isEmpty() && deadLettered.isEmpty()) {
             settlesEpoch = owner.epoch().orElse(null);
         }
         batch.addLong(offset);
@@ -869,28 +892,93 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
 
     @Override
     public void rejected(long offset) {
-        deadLetter(offset, DeadLetters.Reason.REJECTED);
-        settle(offset);
+        leave(offset, DeadLetters.Reason.REJECTED);
     }
 
     @Override
     public void expired(long offset) {
-        deadLetter(offset, DeadLetters.Reason.EXPIRED);
-        settle(offset);
+        leave(offset, DeadLetters.Reason.EXPIRED);
     }
 
     @Override
     public void dropped(long offset) {
-        deadLetter(offset, DeadLetters.Reason.MAXLEN);
-        settle(offset);
+        leave(offset, DeadLetters.Reason.MAXLEN);
     }
 
     @Override
     public void overDeliveryLimit(long offset) {
         LOG.info(
                 "event=delivery_limit_reached queue={} offset={} limit={}", def.name(), offset, limits.deliveryLimit());
-        deadLetter(offset, DeadLetters.Reason.DELIVERY_LIMIT);
-        settle(offset);
+        leave(offset, DeadLetters.Reason.DELIVERY_LIMIT);
+    }
+
+    /**
+     * The message at {@code offset} left the queue for {@code reason}: dead-lettered at most once and settled now, or,
+     * at least once, its decision logged and the settle left until its targets confirmed it.
+     */
+    private void leave(long offset, DeadLetters.Reason reason) {
+        if (!atLeastOnce) {
+            deadLetter(offset, reason);
+            settle(offset);
+            return;
+        }
+        Optional<Epoch> epoch = owner.epoch();
+        if (epoch.isEmpty()) {
+            return;
+        }
+        owner.pendDeadLetter(offset, reason.code());
+        gather(deadLettered.computeIfAbsent(reason, r -> new LongArrayList()), offset);
+        deadLetterAtLeastOnce(offset, reason, epoch.get());
+    }
+
+    /**
+     * Publishes the message at {@code offset} to the dead-letter exchange and settles it once every target queue
+     * confirmed it; tried again every {@value #DEAD_LETTER_RETRY_MS} ms while it reaches no queue or a target fails,
+     * as long as this owner serves {@code epoch}. On the shard.
+     */
+    private void deadLetterAtLeastOnce(long offset, DeadLetters.Reason reason, Epoch epoch) {
+        if (closed || !owner.epoch().equals(Optional.of(epoch)) || !owner.deadLetterPending(offset)) {
+            return;
+        }
+        CompletableFuture<Void> outcome;
+        try {
+            DeadLettering.Republished republished = DeadLettering.republish(
+                    message(offset).body(), def.name(), reason, deadLetterTarget.get(), host.nowMs());
+            outcome = deadLetters.publish(vhost, republished, true);
+        } catch (IOException | RuntimeException e) {
+            outcome = CompletableFuture.failedFuture(e);
+        }
+        outcome.whenComplete((ignored, failure) -> {
+            try {
+                shard.execute(() -> deadLetterOutcome(offset, reason, epoch, failure));
+            } catch (RejectedExecutionException e) {
+                // the broker is stopping: the next owner, or this one after a restart, dead-letters it again
+            }
+        });
+    }
+
+    /** Settles an at-least-once dead-letter its targets confirmed, or tries it again later. On the shard. */
+    private void deadLetterOutcome(long offset, DeadLetters.Reason reason, Epoch epoch, Throwable failure) {
+        if (!owner.epoch().equals(Optional.of(epoch))) {
+            return; // the owner moved: the next one dead-letters it again
+        }
+        if (failure == null) {
+            if (owner.deadLettered(offset)) {
+                settle(offset);
+            }
+            return;
+        }
+        LOG.warn(
+                "event=dead_letter_retry queue={} offset={} reason={} cause={}",
+                def.name(),
+                offset,
+                reason.wireName(),
+                failure.toString());
+        try {
+            shard.schedule(() -> deadLetterAtLeastOnce(offset, reason, epoch), DEAD_LETTER_RETRY_MS);
+        } catch (RejectedExecutionException e) {
+            // the broker is stopping: as above
+        }
     }
 
     /**
@@ -906,7 +994,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             Record.Message message = message(offset);
             DeadLettering.Republished republished =
                     DeadLettering.republish(message.body(), def.name(), reason, deadLetterTarget.get(), host.nowMs());
-            deadLetters.publish(vhost, republished).whenComplete((ignored, failure) -> {
+            deadLetters.publish(vhost, republished, false).whenComplete((ignored, failure) -> {
                 if (failure != null) {
                     LOG.warn(
                             "event=dead_letter_lost queue={} offset={} reason={} cause={}",
@@ -927,17 +1015,22 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
      * clean stop too, so that the acks of the last milliseconds are not redelivered after it. On the shard.
      */
     void writeSettles() {
-        if (settles.isEmpty() && returns.isEmpty()) {
+        if (settles.isEmpty() && returns.isEmpty() && deadLettered.isEmpty()) {
             return;
         }
         long[] settled = settles.toLongArray();
         long[] returned = returns.toLongArray();
+        var decisions = new java.util.EnumMap<>(deadLettered);
         settles.clear();
         returns.clear();
+        deadLettered.clear();
         if (!closed
                 && host != null
                 && owner.serving()
                 && java.util.Objects.equals(owner.epoch().orElse(null), settlesEpoch)) {
+            // the decisions first: a settle of a message dead-lettered in the same batch follows its decision
+            decisions.forEach((reason, offsets) ->
+                    host.deliver(new ReplicaEvent.DeadLetterAdmitted(offsets.toLongArray(), reason.code())));
             if (returned.length > 0) {
                 host.deliver(new ReplicaEvent.ReturnAdmitted(returned));
             }

@@ -154,6 +154,7 @@ public record QueueDef(
     private static final List<String> ARGUMENTS_AFTER_TYPE = List.of(
             "x-quorum-initial-group-size",
             "x-delivery-limit",
+            "x-dead-letter-strategy",
             "x-max-age",
             "x-stream-max-segment-size-bytes",
             "x-initial-cluster-size",

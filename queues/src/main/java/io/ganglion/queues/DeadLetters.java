@@ -18,18 +18,35 @@ public final class DeadLetters {
     /** Why a message left its queue, by the name RabbitMQ writes in {@code x-death}. */
     public enum Reason {
         /** {@code basic.reject} or {@code basic.nack} without requeue. */
-        REJECTED("rejected"),
+        REJECTED("rejected", 1),
         /** Its TTL passed. */
-        EXPIRED("expired"),
+        EXPIRED("expired", 2),
         /** Dropped from the head over a length limit. */
-        MAXLEN("maxlen"),
+        MAXLEN("maxlen", 3),
         /** Returned more times than the queue's delivery limit. */
-        DELIVERY_LIMIT("delivery_limit");
+        DELIVERY_LIMIT("delivery_limit", 4);
 
         private final String wireName;
+        private final int code;
 
-        Reason(String wireName) {
+        Reason(String wireName, int code) {
             this.wireName = wireName;
+            this.code = code;
+        }
+
+        /** Its code in a replicated log's dead-lettered record: fixed, whatever the order here. */
+        public int code() {
+            return code;
+        }
+
+        /** The reason of {@code code}, or empty for a code no reason has. */
+        public static java.util.Optional<Reason> ofCode(long code) {
+            for (Reason reason : values()) {
+                if (reason.code == code) {
+                    return java.util.Optional.of(reason);
+                }
+            }
+            return java.util.Optional.empty();
         }
 
         /** The name in {@code x-death}'s {@code reason} and {@code x-first-death-reason}. */

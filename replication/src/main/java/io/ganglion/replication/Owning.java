@@ -258,7 +258,11 @@ final class Owning implements Role {
         appendUnconfirmed(new Record.Returned(epoch, log.end() + 1, returned), nowMs);
     }
 
-    /** Appends and streams a record that no one waits a confirm for (a settle or a return). */
+    void onDeadLetter(long[] offsets, int reason, long nowMs) {
+        appendUnconfirmed(new Record.DeadLettered(epoch, log.end() + 1, offsets, reason), nowMs);
+    }
+
+    /** Appends and streams a record that no one waits a confirm for (a settle, a return, a dead-letter decision). */
     private void appendUnconfirmed(Record record, long nowMs) {
         if (sealed || !started || log.fenced(epoch)) {
             return;

@@ -132,4 +132,47 @@ public sealed interface Record {
             return "Returned[epoch=" + epoch + ", offset=" + offset + ", returned=" + Arrays.toString(returned) + "]";
         }
     }
+
+    /**
+     * The messages at the offsets {@code offsets} left the queue for {@code reason} (a dead-lettering reason's code,
+     * the queue layer's) and are being dead-lettered at least once: they are no longer in the queue, and they stay in
+     * the log, unsettled, until a settle record follows once their dead-letter targets confirmed them. A new owner
+     * dead-letters again those not settled.
+     */
+    record DeadLettered(Epoch epoch, long offset, long[] offsets, int reason) implements Record {
+        public DeadLettered {
+            Objects.requireNonNull(epoch, "epoch");
+            if (offsets.length == 0) {
+                throw new IllegalArgumentException("a dead-lettered record holds at least one offset");
+            }
+            if (reason < 0 || reason > 255) {
+                throw new IllegalArgumentException("a reason is one octet: " + reason);
+            }
+        }
+
+        @Override
+        public int size() {
+            return HEADER_BYTES + 1 + (offsets.length - 1) * Long.BYTES;
+        }
+
+        @Override
+        public boolean equals(Object other) {
+            return other instanceof DeadLettered that
+                    && epoch.equals(that.epoch)
+                    && offset == that.offset
+                    && reason == that.reason
+                    && Arrays.equals(offsets, that.offsets);
+        }
+
+        @Override
+        public int hashCode() {
+            return Objects.hash(epoch, offset, reason, Arrays.hashCode(offsets));
+        }
+
+        @Override
+        public String toString() {
+            return "DeadLettered[epoch=" + epoch + ", offset=" + offset + ", offsets=" + Arrays.toString(offsets)
+                    + ", reason=" + reason + "]";
+        }
+    }
 }

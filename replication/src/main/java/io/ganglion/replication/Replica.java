@@ -153,6 +153,11 @@ public final class Replica {
                     owning.onReturn(returned.offsets(), nowMs);
                 }
             }
+            case ReplicaEvent.DeadLetterAdmitted deadLettered -> {
+                if (role instanceof Owning owning) {
+                    owning.onDeadLetter(deadLettered.offsets(), deadLettered.reason(), nowMs);
+                }
+            }
             case SettledLowWater lowWaterMark -> lowWater = Math.max(lowWater, lowWaterMark.offset());
             case AppendDurable appended -> onDurable(appended.offset(), nowMs);
             case SealPersisted persisted -> onSealPersisted(persisted.epoch());

@@ -71,6 +71,15 @@ public sealed interface ReplicaEvent {
         }
     }
 
+    /** The queue dead-letters the messages at {@code offsets} at least once, for {@code reason}: log the decision. */
+    record DeadLetterAdmitted(long[] offsets, int reason) implements ReplicaEvent {
+        public DeadLetterAdmitted {
+            if (offsets.length == 0) {
+                throw new IllegalArgumentException("nothing dead-lettered");
+            }
+        }
+    }
+
     /** Every message below {@code offset} is settled: the owner may discard below it (see retention). */
     record SettledLowWater(long offset) implements ReplicaEvent {}
 

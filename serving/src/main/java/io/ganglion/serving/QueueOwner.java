@@ -21,7 +21,8 @@ import org.agrona.collections.LongHashSet;
  *   <li><b>Rebuild.</b> At the first commit report of an owned epoch ({@link #deliverable}) the queue is rebuilt from
  *       the log: every message from the logical start that no settle record settles, all marked redelivered (an
  *       earlier owner may have delivered them), each with the returns its returned records count (its delivery
- *       count), with deliveries held until the lease allows them. The runtime then
+ *       count), with deliveries held until the lease allows them. A message a dead-lettered record names and no settle
+ *       record settles is not in the queue: it waits for its dead-letter targets ({@link #pendingDeadLetters}). The runtime then
  *       subscribes its consumers again ({@link Host#rebuilt}).
  *   <li><b>Committed only.</b> Later commit reports enqueue the messages up to the commit, so nothing is delivered
  *       before it is durable on W copies.
@@ -129,6 +130,12 @@ public final class QueueOwner {
      */
     private final ArrayDeque<long[]> commitMarks = new ArrayDeque<>();
 
+    /**
+     * Messages being dead-lettered at least once, by offset, with their reason's code: out of the queue, not settled
+     * until their targets confirmed them, so the low water stays below them.
+     */
+    private final Long2LongHashMap pendingDeadLetters = new Long2LongHashMap(-1);
+
     public QueueOwner(Host host, QueueEffects effects, Set<Fault> faults) {
         this.host = host;
         this.effects = effects;
@@ -224,6 +231,7 @@ public final class QueueOwner {
         LongArrayList sizes = new LongArrayList();
         LongHashSet settled = new LongHashSet();
         Long2LongHashMap returns = new Long2LongHashMap(0);
+        pendingDeadLetters.clear();
         for (Record record : host.read(host.start(), upTo)) {
             switch (record) {
                 case Record.Message message -> {
@@ -244,6 +252,11 @@ public final class QueueOwner {
                         returns.put(offset, returns.get(offset) + 1);
                     }
                 }
+                case Record.DeadLettered deadLettered -> {
+                    for (long offset : deadLettered.offsets()) {
+                        pendingDeadLetters.put(offset, deadLettered.reason());
+                    }
+                }
                 case Record.EpochStart start -> {}
             }
         }
@@ -251,9 +264,12 @@ public final class QueueOwner {
         LongArrayList unsettledExpiries = new LongArrayList();
         LongArrayList unsettledSizes = new LongArrayList();
         LongArrayList unsettledReturns = new LongArrayList();
+        for (var offsets = settled.iterator(); offsets.hasNext(); ) {
+            pendingDeadLetters.remove(offsets.nextValue());
+        }
         for (int i = 0; i < messages.size(); i++) {
             long offset = messages.getLong(i);
-            if (!settled.contains(offset)) {
+            if (!settled.contains(offset) && !pendingDeadLetters.containsKey(offset)) {
                 unsettled.addLong(offset);
                 unsettledExpiries.addLong(expiries.getLong(i));
                 unsettledSizes.addLong(sizes.getLong(i));
@@ -293,6 +309,44 @@ public final class QueueOwner {
         }
     }
 
+    /**
+     * The message at {@code offset} left the machine for the reason coded {@code reason} and is dead-lettered at least
+     * once: it stays unsettled (the low water below it) until {@link #deadLettered}.
+     */
+    public void pendDeadLetter(long offset, int reason) {
+        pendingDeadLetters.put(offset, reason);
+    }
+
+    /** The dead-letter targets confirmed the message at {@code offset}: it may be settled. */
+    public boolean deadLettered(long offset) {
+        return pendingDeadLetters.remove(offset) != -1;
+    }
+
+    /** How many messages wait for their dead-letter targets. */
+    public int pendingDeadLetterCount() {
+        return pendingDeadLetters.size();
+    }
+
+    /** Whether the message at {@code offset} waits for its dead-letter targets. */
+    public boolean deadLetterPending(long offset) {
+        return pendingDeadLetters.containsKey(offset);
+    }
+
+    /**
+     * The messages waiting for their dead-letter targets, as offset and reason code pairs in offset order: after a
+     * rebuild, those an earlier owner left undone.
+     */
+    public long[][] pendingDeadLetters() {
+        long[][] pairs = new long[pendingDeadLetters.size()][];
+        int i = 0;
+        for (var entries = pendingDeadLetters.entrySet().iterator(); entries.hasNext(); ) {
+            entries.next();
+            pairs[i++] = new long[] {entries.getLongKey(), entries.getLongValue()};
+        }
+        java.util.Arrays.sort(pairs, java.util.Comparator.comparingLong(pair -> pair[0]));
+        return pairs;
+    }
+
     /** The runtime's beat while the queue is served: the lease gate and, now and then, retention. */
     public void tick(long nowMs) {
         if (machine == null) {
@@ -311,6 +365,9 @@ public final class QueueOwner {
             return;
         }
         long lowest = Math.min(machine.lowestUnsettled(), enqueuedUpTo + 1);
+        for (var offsets = pendingDeadLetters.keySet().iterator(); offsets.hasNext(); ) {
+            lowest = Math.min(lowest, offsets.nextValue());
+        }
         if (!faults.contains(Fault.DISCARD_INSIDE_RESEND_WINDOW)) {
             lowest = Math.min(lowest, outsideResendWindow(nowMs));
         }
@@ -333,6 +390,7 @@ public final class QueueOwner {
     /** The replica stopped owning, or the queue ends here: what it held is recovered by the next owner. */
     public void drop() {
         machine = null;
+        pendingDeadLetters.clear();
         epoch = null;
         enqueuedUpTo = -1;
         lowWaterCandidate = -1;

@@ -154,4 +154,26 @@ class QueueOwnerTest {
         assertThat(machine.deliveryCount(2)).isEqualTo(2);
         assertThat(machine.deliveryCount(3)).isZero();
     }
+
+    @Test
+    void shouldKeepAPendingDeadLetterOutOfTheQueueAndTheLowWaterBelowItUntilItIsSettled() throws Exception {
+        log.add(new Record.EpochStart(EPOCH, 0));
+        append(3); // offsets 1..3
+        log.add(new Record.DeadLettered(EPOCH, log.size(), new long[] {1, 2}, 2));
+        log.add(new Record.Settle(EPOCH, log.size(), 2)); // 2's targets confirmed it, 1's did not yet
+        commit(0);
+
+        assertThat(owner.machine().readyCount()).as("3 only").isEqualTo(1);
+        assertThat(owner.pendingDeadLetters()).containsExactly(new long[] {1, 2});
+        owner.machine().get(true, effects); // 3 settled
+        commit(10);
+        owner.tick(10_000);
+        assertThat(lowWaters).as("1 waits for its targets").containsExactly(1L);
+
+        assertThat(owner.deadLettered(1)).isTrue();
+        effects.settle(1);
+        commit(10_100);
+        owner.tick(20_000);
+        assertThat(lowWaters).containsExactly(1L, 8L);
+    }
 }

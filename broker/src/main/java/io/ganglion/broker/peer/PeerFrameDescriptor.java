@@ -35,6 +35,7 @@ import io.netty.buffer.ByteBuf;
  *                         0x02 Message     publisher int64, sequence int64, timestamp int64, body bytes
  *                         0x03 Settle      settled int64 list (at least one)
  *                         0x04 Returned    returned int64 list (at least one)
+ *                         0x05 DeadLettered reason octet, offsets int64 list (at least one)
  *   list of record      int32 count (&gt;= 0), then each record
  *
  * An unknown kind octet, an epoch history out of order or a value a record refuses is malformed.
@@ -153,6 +154,7 @@ public final class PeerFrameDescriptor {
     public static final int RECORD_MESSAGE = 0x02;
     public static final int RECORD_SETTLE = 0x03;
     public static final int RECORD_RETURNED = 0x04;
+    public static final int RECORD_DEAD_LETTERED = 0x05;
 
     /** Octets of a record before its kind's fields: kind, epoch, offset. */
     public static final int RECORD_HEADER_LENGTH = 1 + 2 * Long.BYTES;

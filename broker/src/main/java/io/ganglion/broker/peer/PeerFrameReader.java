@@ -349,6 +349,10 @@ final class PeerFrameReader {
                         case PeerFrameDescriptor.RECORD_SETTLE -> new Record.Settle(epoch, offset, readSettled(body));
                         case PeerFrameDescriptor.RECORD_RETURNED ->
                             new Record.Returned(epoch, offset, readSettled(body));
+                        case PeerFrameDescriptor.RECORD_DEAD_LETTERED -> {
+                            int reason = readKind(body, "dead-letter reason");
+                            yield new Record.DeadLettered(epoch, offset, readSettled(body), reason);
+                        }
                         default -> throw unknownKind("record", kind);
                     });
         }

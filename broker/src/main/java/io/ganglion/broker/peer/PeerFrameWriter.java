@@ -510,6 +510,16 @@ final class PeerFrameWriter {
                         out.writeLong(settled);
                     }
                 }
+                case Record.DeadLettered r -> {
+                    out.writeByte(PeerFrameDescriptor.RECORD_DEAD_LETTERED);
+                    out.writeLong(r.epoch().value());
+                    out.writeLong(r.offset());
+                    out.writeByte(r.reason());
+                    out.writeInt(r.offsets().length);
+                    for (long offset : r.offsets()) {
+                        out.writeLong(offset);
+                    }
+                }
                 case Record.Returned r -> {
                     out.writeByte(PeerFrameDescriptor.RECORD_RETURNED);
                     out.writeLong(r.epoch().value());
@@ -533,6 +543,7 @@ final class PeerFrameWriter {
                             3L * Long.BYTES + Integer.BYTES + r.body().remaining();
                         case Record.Settle r -> Integer.BYTES + (long) r.settled().length * Long.BYTES;
                         case Record.Returned r -> Integer.BYTES + (long) r.returned().length * Long.BYTES;
+                        case Record.DeadLettered r -> 1L + Integer.BYTES + (long) r.offsets().length * Long.BYTES;
                     };
         }
         return length;

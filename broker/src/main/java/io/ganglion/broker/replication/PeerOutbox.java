@@ -140,7 +140,7 @@ final class PeerOutbox {
                 return false; // a heartbeat, or a truncation: these go at once
             }
             for (Record record : replicate.records()) {
-                if (!(record instanceof Record.Settle || record instanceof Record.Returned)) {
+                if (record instanceof Record.Message || record instanceof Record.EpochStart) {
                     return false;
                 }
             }

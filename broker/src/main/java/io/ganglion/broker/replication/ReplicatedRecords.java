@@ -18,6 +18,7 @@ import java.nio.ByteBuffer;
  *   Settle      storage DATA, payload: u8 0x12 | i64 settled offset  (one offset)
  *                                     u8 0x13 | i64 settled offsets (several)
  *   Returned    storage DATA, payload: u8 0x14 | i64 returned offsets (one or more)
+ *   DeadLettered storage DATA, payload: u8 0x15 | u8 reason | i64 offsets (one or more)
  * </pre>
  *
  * The kind octets differ from the single-copy queue's own payloads ({@code MessageRecord}: 1 and 2), so neither reader
@@ -30,6 +31,8 @@ public final class ReplicatedRecords {
     public static final byte SETTLES = 0x13;
     /** A returned record: the tag, then the offsets as the body. */
     public static final byte RETURNED = 0x14;
+    /** A dead-lettered record: the tag and the reason, then the offsets as the body. */
+    public static final byte DEAD_LETTERED = 0x15;
     /** Kind, publisher, sequence: what precedes a message's body. */
     public static final int MESSAGE_HEADER_LENGTH = 1 + 2 * Long.BYTES;
 
@@ -68,6 +71,7 @@ public final class ReplicatedRecords {
                 }
             }
             case Record.Returned returned -> scratch.put(RETURNED);
+            case Record.DeadLettered deadLettered -> scratch.put(DEAD_LETTERED).put((byte) deadLettered.reason());
         }
         return scratch.flip();
     }
@@ -85,6 +89,9 @@ public final class ReplicatedRecords {
         }
         if (record instanceof Record.Returned returned) {
             return offsets(returned.returned());
+        }
+        if (record instanceof Record.DeadLettered deadLettered) {
+            return offsets(deadLettered.offsets());
         }
         return EMPTY;
     }
@@ -142,6 +149,14 @@ public final class ReplicatedRecords {
             long[] returned = new long[payload.remaining() / Long.BYTES];
             payload.asLongBuffer().get(returned);
             return new Record.Returned(epoch, stored.offset(), returned);
+        }
+        if (kind == DEAD_LETTERED
+                && payload.remaining() >= 1 + Long.BYTES
+                && (payload.remaining() - 1) % Long.BYTES == 0) {
+            int reason = payload.get() & 0xff;
+            long[] offsets = new long[payload.remaining() / Long.BYTES];
+            payload.asLongBuffer().get(offsets);
+            return new Record.DeadLettered(epoch, stored.offset(), offsets, reason);
         }
         throw notOurs(
                 stored,

@@ -290,8 +290,14 @@ final class PeerMessages {
         Epoch epoch = epoch();
         for (int i = random.nextInt(6); i > 0; i--, offset++) {
             records.add(
-                    switch (random.nextInt(4)) {
+                    switch (random.nextInt(5)) {
                         case 0 -> new Record.EpochStart(epoch, offset);
+                        case 4 ->
+                            new Record.DeadLettered(
+                                    epoch,
+                                    offset,
+                                    random.longs(1 + random.nextInt(4)).toArray(),
+                                    random.nextInt(256));
                         case 3 ->
                             new Record.Returned(
                                     epoch,

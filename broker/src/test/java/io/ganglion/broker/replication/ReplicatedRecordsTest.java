@@ -41,8 +41,11 @@ class ReplicatedRecordsTest {
             long offset = random.nextLong(1L << 40);
             byte[] body = new byte[random.nextInt(3) == 0 ? 0 : random.nextInt(2000)];
             random.nextBytes(body);
-            Record record = switch (random.nextInt(4)) {
+            Record record = switch (random.nextInt(5)) {
                 case 0 -> new Record.EpochStart(epoch, offset);
+                case 4 ->
+                    new Record.DeadLettered(
+                            epoch, offset, random.longs(1 + random.nextInt(5)).toArray(), random.nextInt(256));
                 case 3 ->
                     new Record.Returned(
                             epoch, offset, random.longs(1 + random.nextInt(5)).toArray());
