@@ -868,7 +868,7 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
     }
 
     private void gather(LongArrayList batch, long offset) {
-        if (settles.isEmpty() && returns.isEmpty() && deadLettered.isEmpty()) {
+        if (batch.isEmpty() && settles.isEmpty() && returns.isEmpty() && deadLettered.isEmpty()) {
             settlesEpoch = owner.epoch().orElse(null);
         }
         batch.addLong(offset);
@@ -927,7 +927,14 @@ final class ReplicatedQueue implements LocalQueue, QueueEffects, ReplicaListener
             return;
         }
         owner.pendDeadLetter(offset, reason.code());
-        gather(deadLettered.computeIfAbsent(reason, r -> new LongArrayList()), offset);
+        LongArrayList batch = deadLettered.get(reason);
+        if (batch == null) {
+            batch = new LongArrayList();
+            gather(batch, offset); // the first of the batch: it takes the epoch before it is in the map
+            deadLettered.put(reason, batch);
+        } else {
+            gather(batch, offset);
+        }
         deadLetterAtLeastOnce(offset, reason, epoch.get());
     }
 

@@ -295,10 +295,8 @@ class ProtocolIT {
 
     @Test
     void shouldRefuseTheQueueArgumentsItDoesNotEnforce() throws Exception {
-        List<Map<String, Object>> unenforced = List.of(
-                Map.of("x-dead-letter-strategy", "at-least-once"),
-                Map.of("x-max-priority", 5),
-                Map.of("x-single-active-consumer", true));
+        List<Map<String, Object>> unenforced =
+                List.of(Map.of("x-max-priority", 5), Map.of("x-single-active-consumer", true));
         try (Connection connection = broker.connect()) {
             for (Map<String, Object> args : unenforced) {
                 Channel channel = connection.createChannel();

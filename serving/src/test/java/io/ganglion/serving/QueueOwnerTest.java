@@ -164,7 +164,7 @@ class QueueOwnerTest {
         commit(0);
 
         assertThat(owner.machine().readyCount()).as("3 only").isEqualTo(1);
-        assertThat(owner.pendingDeadLetters()).containsExactly(new long[] {1, 2});
+        assertThat(owner.pendingDeadLetters()).isDeepEqualTo(new long[][] {{1, 2}});
         owner.machine().get(true, effects); // 3 settled
         commit(10);
         owner.tick(10_000);
