@@ -684,6 +684,114 @@ class ReplicatedQueueIT {
     }
 
     /**
+     * At-least-once dead-lettering across a kill -9 of the source queue's owner: 50 expired messages wait for a route
+     * when the owner is killed; the new owner dead-letters every one of them once a queue is bound, none lost.
+     */
+    @Test
+    void shouldDeadLetterAtLeastOnceAfterTheSourceOwnerIsKilled() throws Exception {
+        startCluster(3);
+        JsonNode source = declare("alo.src", atLeastOnce("alo.x", 200));
+        BrokerChild owner = byId(source.path("owner").asText());
+        BrokerChild client = other(owner);
+        int messages = 50;
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.exchangeDeclare("alo.x", "fanout", true);
+            channel.queueDeclare("alo.dst", true, false, false, Map.of("x-queue-type", "quorum"));
+            publishConfirmed(channel, "alo.src", messages);
+            Poll.until(
+                    Duration.ofSeconds(20),
+                    () -> channel.queueDeclarePassive("alo.src").getMessageCount() == 0,
+                    () -> "expired, waiting for a route");
+            Thread.sleep(500); // the dead-lettered records are written within 10 ms and replicated
+        }
+        owner.kill();
+        awaitQueue(
+                client,
+                "alo.src",
+                q -> q.path("active").asBoolean() && !q.path("owner").asText().equals(owner.nodeId()));
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            channel.queueBind("alo.dst", "alo.x", "");
+            assertThat(drainDistinct(channel, "alo.dst", messages)).hasSize(messages);
+            assertThat(channel.queueDeclarePassive("alo.src").getMessageCount()).isZero();
+        }
+    }
+
+    /**
+     * At-least-once dead-lettering across a kill -9 of the target queue's owner: 300 messages expire from a source owned
+     * by one broker into a dead-letter queue owned by another, killed while they flow; each is settled in the source
+     * only once the target confirmed it, so every one reaches the target's new owner.
+     */
+    @Test
+    void shouldDeadLetterAtLeastOnceWhenTheTargetOwnerIsKilled() throws Exception {
+        startCluster(3);
+        JsonNode target = declare("alo.dst", Map.of("x-queue-type", "quorum"));
+        BrokerChild targetOwner = byId(target.path("owner").asText());
+        BrokerChild sourceHome = other(targetOwner);
+        JsonNode source = enrolled(declare(sourceHome, "alo.src", atLeastOnce("", 1_000)));
+        assertThat(source.path("owner").asText()).isNotEqualTo(targetOwner.nodeId());
+        BrokerChild client = other(targetOwner, sourceHome);
+        int messages = 300;
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            publishConfirmed(channel, "alo.src", messages);
+            Poll.until(
+                    Duration.ofSeconds(10),
+                    Duration.ofMillis(1),
+                    () -> channel.queueDeclarePassive("alo.src").getMessageCount() < messages,
+                    () -> "expiring");
+        }
+        targetOwner.kill();
+        try (Connection connection = QueueTraffic.connect(client)) {
+            Channel channel = connection.createChannel();
+            assertThat(drainDistinct(channel, "alo.dst", messages)).hasSize(messages);
+            assertThat(channel.queueDeclarePassive("alo.src").getMessageCount()).isZero();
+        }
+    }
+
+    /** A quorum queue's arguments dead-lettering at least once to {@code exchange} after a TTL of {@code ttlMs}. */
+    private static Map<String, Object> atLeastOnce(String exchange, int ttlMs) {
+        Map<String, Object> args = new HashMap<>(Map.of(
+                "x-queue-type", "quorum",
+                "x-message-ttl", ttlMs,
+                "x-overflow", "reject-publish",
+                "x-dead-letter-strategy", "at-least-once",
+                "x-dead-letter-exchange", exchange));
+        if (exchange.isEmpty()) {
+            args.put("x-dead-letter-routing-key", "alo.dst");
+        }
+        return args;
+    }
+
+    private static void publishConfirmed(Channel channel, String queue, int count) throws Exception {
+        channel.confirmSelect();
+        for (int i = 0; i < count; i++) {
+            channel.basicPublish("", queue, null, ("m" + i).getBytes(StandardCharsets.UTF_8));
+        }
+        channel.waitForConfirmsOrDie(10_000);
+    }
+
+    /** Takes what arrives in {@code queue} until {@code count} distinct bodies were seen (at least once: repeats too). */
+    private static Set<String> drainDistinct(Channel channel, String queue, int count) {
+        Set<String> bodies = new HashSet<>();
+        Poll.until(
+                Duration.ofSeconds(60),
+                () -> {
+                    try {
+                        for (GetResponse got; (got = channel.basicGet(queue, true)) != null; ) {
+                            bodies.add(new String(got.getBody(), StandardCharsets.UTF_8));
+                        }
+                    } catch (java.io.IOException e) {
+                        return false; // the queue's owner is moving: asked again
+                    }
+                    return bodies.size() >= count;
+                },
+                () -> bodies.size() + " of " + count + " in " + queue);
+        return bodies;
+    }
+
+    /**
      * Takes all {@code count} messages of {@code queue}, each returned {@code returned} times so far, then returns them
      * (a requeued message goes back to its place at the head).
      */
