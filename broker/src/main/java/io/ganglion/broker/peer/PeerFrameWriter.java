@@ -502,34 +502,33 @@ final class PeerFrameWriter {
                     out.writeBytes(body);
                 }
                 case Record.Settle r -> {
-                    out.writeByte(PeerFrameDescriptor.RECORD_SETTLE);
-                    out.writeLong(r.epoch().value());
-                    out.writeLong(r.offset());
-                    out.writeInt(r.settled().length);
-                    for (long settled : r.settled()) {
-                        out.writeLong(settled);
-                    }
+                    writeRecordHeader(out, PeerFrameDescriptor.RECORD_SETTLE, r);
+                    writeLongs(out, r.settled());
                 }
                 case Record.DeadLettered r -> {
-                    out.writeByte(PeerFrameDescriptor.RECORD_DEAD_LETTERED);
-                    out.writeLong(r.epoch().value());
-                    out.writeLong(r.offset());
+                    writeRecordHeader(out, PeerFrameDescriptor.RECORD_DEAD_LETTERED, r);
                     out.writeByte(r.reason());
-                    out.writeInt(r.offsets().length);
-                    for (long offset : r.offsets()) {
-                        out.writeLong(offset);
-                    }
+                    writeLongs(out, r.offsets());
                 }
                 case Record.Returned r -> {
-                    out.writeByte(PeerFrameDescriptor.RECORD_RETURNED);
-                    out.writeLong(r.epoch().value());
-                    out.writeLong(r.offset());
-                    out.writeInt(r.returned().length);
-                    for (long returned : r.returned()) {
-                        out.writeLong(returned);
-                    }
+                    writeRecordHeader(out, PeerFrameDescriptor.RECORD_RETURNED, r);
+                    writeLongs(out, r.returned());
                 }
             }
+        }
+    }
+
+    private static void writeRecordHeader(ByteBuf out, int kind, Record record) {
+        out.writeByte(kind);
+        out.writeLong(record.epoch().value());
+        out.writeLong(record.offset());
+    }
+
+    /** A record's offsets: their count, then each. */
+    private static void writeLongs(ByteBuf out, long[] values) {
+        out.writeInt(values.length);
+        for (long value : values) {
+            out.writeLong(value);
         }
     }
 

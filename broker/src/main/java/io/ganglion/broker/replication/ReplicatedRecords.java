@@ -141,27 +141,31 @@ public final class ReplicatedRecords {
             return new Record.Settle(epoch, stored.offset(), payload.getLong());
         }
         if (kind == SETTLES && payload.remaining() >= 2 * Long.BYTES && payload.remaining() % Long.BYTES == 0) {
-            long[] settled = new long[payload.remaining() / Long.BYTES];
-            payload.asLongBuffer().get(settled);
+            long[] settled = longs(payload);
             return new Record.Settle(epoch, stored.offset(), settled);
         }
         if (kind == RETURNED && payload.remaining() >= Long.BYTES && payload.remaining() % Long.BYTES == 0) {
-            long[] returned = new long[payload.remaining() / Long.BYTES];
-            payload.asLongBuffer().get(returned);
+            long[] returned = longs(payload);
             return new Record.Returned(epoch, stored.offset(), returned);
         }
         if (kind == DEAD_LETTERED
                 && payload.remaining() >= 1 + Long.BYTES
                 && (payload.remaining() - 1) % Long.BYTES == 0) {
             int reason = payload.get() & 0xff;
-            long[] offsets = new long[payload.remaining() / Long.BYTES];
-            payload.asLongBuffer().get(offsets);
+            long[] offsets = longs(payload);
             return new Record.DeadLettered(epoch, stored.offset(), offsets, reason);
         }
         throw notOurs(
                 stored,
                 "payload kind 0x" + Integer.toHexString(kind & 0xff) + " of "
                         + stored.payload().remaining() + " octets");
+    }
+
+    /** The rest of {@code payload} as offsets. */
+    private static long[] longs(ByteBuffer payload) {
+        long[] values = new long[payload.remaining() / Long.BYTES];
+        payload.asLongBuffer().get(values);
+        return values;
     }
 
     private static StorageException notOurs(LogRecord stored, String what) {
